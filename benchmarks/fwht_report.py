@@ -1,0 +1,149 @@
+"""Print a table of pysketch.fwht timings, and of the peers installed in the same environment.
+
+    python benchmarks/fwht_report.py [--min-log-n 6] [--max-log-n 20] [--budget 0.25]
+
+For every n = 2^k and dtype, a batch of rows (about 2^17 elements, at least one row) is
+transformed on ONE thread, many times; each trial starts from the same data (restored
+outside the timed region, so nothing overflows), and the best trial, divided by the
+number of rows, is the time per transform. Columns:
+
+  pysketch      in place (out=x), check_finite=False: the kernel and the call
+  GFLOP/s       n * log2(n) additions per transform / time
+  default       pysketch.fwht(x): out of place, check_finite=True, allocates the result
+  fht_cpu       fht_cpu.fht(x, inplace=True, num_threads=1), when installed
+                (pip install fht_cpu), and its time / pysketch's
+  numpy fft     numpy.fft.fft(x, axis=-1) of the same rows (complex output; a reference
+                point for an O(n log n) transform, not the same computation), and its ratio
+"""
+
+import argparse
+import importlib.metadata
+import math
+import os
+import platform
+import sys
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # before any OpenMP library loads
+
+import numpy as np  # noqa: E402
+
+import pysketch  # noqa: E402
+
+try:
+    import fht_cpu  # noqa: E402
+except ImportError:
+    fht_cpu = None
+
+BATCH_ELEMENTS = 1 << 17
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def package_version(name):
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def empty_aligned(shape, dtype, alignment=64):
+    """An uninitialized array starting on a 64-byte boundary (a cache line): misaligned rows
+    cost every SIMD kernel 5-15%, so all contenders get the same aligned buffer."""
+    nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+    raw = np.empty(nbytes + alignment, np.uint8)
+    start = -raw.__array_interface__["data"][0] % alignment
+    return raw[start : start + nbytes].view(dtype).reshape(shape)
+
+
+def best_time_ns(fn, data, buffer, budget_s, min_trials=5, max_trials=400):
+    """Best of many short trials of fn(buffer); buffer is reset to data before each one."""
+    best = math.inf
+    deadline = time.perf_counter() + budget_s
+    trials = 0
+    while trials < min_trials or (trials < max_trials and time.perf_counter() < deadline):
+        np.copyto(buffer, data)
+        start = time.perf_counter_ns()
+        fn(buffer)
+        best = min(best, time.perf_counter_ns() - start)
+        trials += 1
+    return best
+
+
+def measure(n, dtype, budget_s):
+    rows = max(1, BATCH_ELEMENTS // n)
+    data = np.random.default_rng(n).standard_normal((rows, n)).astype(dtype)
+    buffer = empty_aligned(data.shape, dtype)
+    fwht = pysketch.fwht
+    result = {"rows": rows}
+    result["pysketch"] = best_time_ns(lambda b: fwht(b, out=b, check_finite=False), data, buffer, budget_s) / rows
+    result["default"] = best_time_ns(lambda b: fwht(b), data, buffer, budget_s) / rows
+    if fht_cpu is not None:
+        # Check once that the peer computes the same transform (up to rounding order).
+        check = data[:1].copy()
+        fht_cpu.fht(check, inplace=True, num_threads=1)
+        tol = 1e-3 if dtype == np.float32 else 1e-9
+        if not np.allclose(check, fwht(data[:1]), rtol=tol, atol=tol * math.sqrt(n)):
+            sys.exit(f"fht_cpu disagrees with pysketch at n={n} {np.dtype(dtype).name}")
+        result["fht_cpu"] = (
+            best_time_ns(lambda b: fht_cpu.fht(b, inplace=True, num_threads=1), data, buffer, budget_s) / rows
+        )
+    result["fft"] = best_time_ns(lambda b: np.fft.fft(b, axis=-1), data, buffer, budget_s) / rows
+    return result
+
+
+def format_ns(ns):
+    if ns >= 1e6:
+        return f"{ns / 1e6:.2f} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.2f} us"
+    return f"{ns:.1f} ns"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--min-log-n", type=int, default=6)
+    parser.add_argument("--max-log-n", type=int, default=20)
+    parser.add_argument("--budget", type=float, default=0.25, help="seconds of trials per cell (default 0.25)")
+    args = parser.parse_args(argv)
+
+    pysketch.set_num_threads(1)
+    print(f"pysketch {pysketch.__version__}: SIMD level {pysketch.simd_level()} (max {pysketch.max_simd_level()}), "
+          f"threads {pysketch.get_num_threads()}")
+    print(f"CPU: {cpu_model()} ({os.cpu_count()} logical CPUs)")
+    print(f"Python {platform.python_version()}, numpy {np.__version__}, fht_cpu {package_version('fht_cpu')}")
+    print(f"Best of many trials per cell ({args.budget:g} s each); time per transform = best batch time / rows; "
+          f"batches of ~{BATCH_ELEMENTS} elements")
+    header = (
+        f"{'dtype':7} {'n':>9} {'rows':>5} {'pysketch':>10} {'GFLOP/s':>8} {'default':>10} "
+        f"{'fht_cpu':>10} {'fht_cpu/ps':>10} {'numpy fft':>10} {'fft/ps':>7}"
+    )
+    for dtype in (np.float32, np.float64):
+        print()
+        print(header)
+        for log_n in range(args.min_log_n, args.max_log_n + 1):
+            n = 1 << log_n
+            r = measure(n, dtype, args.budget)
+            ps = r["pysketch"]
+            gflops = n * log_n / ps if log_n else 0.0
+            peer = r.get("fht_cpu")
+            peer_cols = f"{format_ns(peer):>10} {peer / ps:>9.2f}x" if peer else f"{'-':>10} {'-':>10}"
+            print(
+                f"{np.dtype(dtype).name:7} {n:>9} {r['rows']:>5} {format_ns(ps):>10} {gflops:>8.1f} "
+                f"{format_ns(r['default']):>10} {peer_cols} {format_ns(r['fft']):>10} {r['fft'] / ps:>6.1f}x",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,344 @@
+// hadamard.hpp - batched fast Walsh-Hadamard transforms over vendor/ffht (header-only, C++17).
+//
+// Every transform is the unnormalized Walsh-Hadamard transform in natural (Sylvester)
+// order of rows of n = 2^log_n elements,
+//
+//     y[i] = scale * sum_j (-1)^popcount(i & j) x[j],
+//
+// computed by the C library fht.h (levels in increasing stride, identical rounding on
+// every instruction set); scale is applied afterwards, with one rounding per element.
+//
+//   transform(data, stride, rows, log_n, scale)              in place
+//   transform(src, src_stride, dst, dst_stride, rows, log_n, scale)   out of place
+//   all_finite(data, stride, rows, n)                         no NaN and no infinity?
+//
+// Both transforms return whether y[0] of every row is finite. y[0] is the (scaled) sum of
+// the row, so it is not finite exactly when the row holds NaN or infinity or its sum
+// overflows: a check of the input for free, and a partial one of overflow.
+//
+// Strides are in elements and may be negative. Rows of the output must not overlap
+// (|dst_stride| >= n when rows > 1); input rows may (a stride of 0 repeats one row). The
+// input and output must not overlap unless they are the same rows (the in-place case).
+// Bad arguments throw std::invalid_argument. Large batches are split over the threads of
+// parallel.hpp; this header knows nothing of Python.
+#ifndef PYSKETCH_HADAMARD_HPP
+#define PYSKETCH_HADAMARD_HPP
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "fht.h"
+#include "pysketch/parallel.hpp"
+
+namespace pysketch {
+namespace hadamard {
+
+inline constexpr int max_log_n = FHT_MAX_LOG_N;
+
+// A batch of fewer elements runs on the calling thread. Waking a sleeping thread takes
+// several microseconds (more on a virtual machine), about what 2^16 elements of transform
+// take on one core; measured on 2 cores, splitting gains from 2^17 elements on.
+inline constexpr std::size_t parallel_min_elements = std::size_t{1} << 17;
+
+// Rows are handed to the kernel in blocks of about this many bytes (half a 32 KiB L1);
+// each block is scaled right after its transform, while it is still in L1.
+inline constexpr std::size_t block_bytes = std::size_t{1} << 14;
+
+namespace detail {
+
+template <class T>
+struct kernel;
+
+template <>
+struct kernel<float> {
+    static int in_place(float *data, int log_n, std::size_t rows, std::ptrdiff_t stride)
+    {
+        return fht_float_batch(data, log_n, rows, stride);
+    }
+    static int out_of_place(const float *src, std::ptrdiff_t src_stride, float *dst, std::ptrdiff_t dst_stride,
+                            int log_n, std::size_t rows)
+    {
+        return fht_float_batch_oop(src, src_stride, dst, dst_stride, log_n, rows);
+    }
+};
+
+template <>
+struct kernel<double> {
+    static int in_place(double *data, int log_n, std::size_t rows, std::ptrdiff_t stride)
+    {
+        return fht_double_batch(data, log_n, rows, stride);
+    }
+    static int out_of_place(const double *src, std::ptrdiff_t src_stride, double *dst,
+                            std::ptrdiff_t dst_stride, int log_n, std::size_t rows)
+    {
+        return fht_double_batch_oop(src, src_stride, dst, dst_stride, log_n, rows);
+    }
+};
+
+template <class T>
+constexpr void check_type()
+{
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                  "pysketch::hadamard supports float and double");
+}
+
+inline std::size_t magnitude(std::ptrdiff_t stride)
+{
+    return stride < 0 ? static_cast<std::size_t>(0) - static_cast<std::size_t>(stride)
+                      : static_cast<std::size_t>(stride);
+}
+
+// Byte range [lo, hi) covered by `rows` rows of n elements of size `item`.
+struct Span {
+    std::uintptr_t lo, hi;
+};
+inline Span span_of(const void *data, std::ptrdiff_t stride, std::size_t rows, std::size_t n, std::size_t item)
+{
+    const std::uintptr_t base = reinterpret_cast<std::uintptr_t>(data);
+    const std::size_t reach = (rows - 1) * magnitude(stride) * item;
+    const std::uintptr_t first = stride < 0 ? base - reach : base;
+    return {first, first + reach + n * item};
+}
+
+inline void check_result(int status)
+{
+    if (status != 0) throw std::invalid_argument("fht: the C kernel rejected its arguments");
+}
+
+// The two elementwise loops: plain loops that the compiler vectorizes. On x86 with GCC
+// or Clang each is also compiled for AVX2 and AVX-512 (function target attributes, no
+// global -m flags) and picked at run time by the level the C kernel uses, so
+// PYSKETCH_SIMD caps them too. Their results do not depend on the instruction set
+// (one IEEE multiplication per element; exact bit tests).
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define PYSKETCH_HADAMARD_X86_VERSIONS 1
+#define PYSKETCH_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define PYSKETCH_ALWAYS_INLINE inline
+#endif
+
+template <class T>
+PYSKETCH_ALWAYS_INLINE void scale_loop(T *p, std::size_t n, T scale)
+{
+    for (std::size_t i = 0; i < n; ++i) p[i] *= scale;
+}
+
+// Any NaN or infinity in p[0, n)? A branch-free OR over the exponent field of each
+// element (all ones for infinities and NaN). Doubles are tested on their upper 32 bits
+// (sign, exponent, top of the mantissa), which keeps the loop in 32-bit lanes that even
+// baseline x86-64 (SSE2) compares in vectors.
+template <class T>
+PYSKETCH_ALWAYS_INLINE bool nonfinite_loop(const T *p, std::size_t n)
+{
+    constexpr std::uint32_t exponent = sizeof(T) == 4 ? 0x7F800000u : 0x7FF00000u;
+    std::uint32_t bad = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        std::uint32_t high;
+        if constexpr (sizeof(T) == 4) {
+            std::memcpy(&high, p + i, sizeof high);
+        } else {
+            std::uint64_t bits;
+            std::memcpy(&bits, p + i, sizeof bits);
+            high = static_cast<std::uint32_t>(bits >> 32);
+        }
+        bad |= static_cast<std::uint32_t>((high & exponent) == exponent);
+    }
+    return bad != 0;
+}
+#undef PYSKETCH_ALWAYS_INLINE
+
+template <class T>
+void scale_generic(T *p, std::size_t n, T scale) { scale_loop(p, n, scale); }
+template <class T>
+bool nonfinite_generic(const T *p, std::size_t n) { return nonfinite_loop(p, n); }
+
+#if defined(PYSKETCH_HADAMARD_X86_VERSIONS)
+template <class T>
+__attribute__((target("avx2"))) void scale_avx2(T *p, std::size_t n, T scale) { scale_loop(p, n, scale); }
+template <class T>
+__attribute__((target("avx512f"))) void scale_avx512(T *p, std::size_t n, T scale) { scale_loop(p, n, scale); }
+template <class T>
+__attribute__((target("avx2"))) bool nonfinite_avx2(const T *p, std::size_t n) { return nonfinite_loop(p, n); }
+template <class T>
+__attribute__((target("avx512f"))) bool nonfinite_avx512(const T *p, std::size_t n)
+{
+    return nonfinite_loop(p, n);
+}
+#endif
+
+// The versions of the two loops for the instruction set in use.
+template <class T>
+struct Loops {
+    void (*scale)(T *, std::size_t, T);
+    bool (*nonfinite)(const T *, std::size_t);
+};
+
+template <class T>
+Loops<T> loops()
+{
+#if defined(PYSKETCH_HADAMARD_X86_VERSIONS)
+    switch (fht_get_simd_level()) {
+    case FHT_SIMD_AVX512: return {&scale_avx512<T>, &nonfinite_avx512<T>};
+    case FHT_SIMD_AVX2: return {&scale_avx2<T>, &nonfinite_avx2<T>};
+    default: break;
+    }
+#endif
+    return {&scale_generic<T>, &nonfinite_generic<T>};
+}
+
+// Every element of p[0, n) finite? Exits early, once per chunk.
+template <class T>
+bool finite_run(const T *p, std::size_t n, const Loops<T> &f)
+{
+    constexpr std::size_t chunk = 4096;
+    for (std::size_t start = 0; start < n; start += chunk)
+        if (f.nonfinite(p + start, std::min(chunk, n - start))) return false;
+    return true;
+}
+
+// One validated out-of-place or in-place batch.
+template <class T>
+struct Batch {
+    const T *src;
+    std::ptrdiff_t src_stride;
+    T *dst;
+    std::ptrdiff_t dst_stride;
+    int log_n;
+    T scale;
+};
+
+// Rows [begin, end) of the batch; returns whether y[0] of each of them is finite.
+template <class T>
+bool run_rows(const Batch<T> &b, std::size_t begin, std::size_t end)
+{
+    const std::size_t n = std::size_t{1} << b.log_n;
+    const std::size_t block = std::max<std::size_t>(1, block_bytes / sizeof(T) >> b.log_n);
+    const bool in_place = b.src == b.dst;  // then the strides agree (checked by transform)
+    // The C batch functions want non-negative strides of at least n; otherwise the rows
+    // go one at a time (a stride-0 input repeating one row, or a reversed input).
+    const bool batched_src = b.src_stride >= 0 && static_cast<std::size_t>(b.src_stride) >= n;
+    const bool batched_dst = b.dst_stride >= 0 && static_cast<std::size_t>(b.dst_stride) >= n;
+    const Loops<T> f = loops<T>();
+    bool finite = true;
+    for (std::size_t r = begin; r < end; r += block) {
+        const std::size_t count = std::min(block, end - r);
+        const T *src = b.src + static_cast<std::ptrdiff_t>(r) * b.src_stride;
+        T *dst = b.dst + static_cast<std::ptrdiff_t>(r) * b.dst_stride;
+        if (count == 1 || (batched_src && batched_dst)) {
+            if (in_place) check_result(kernel<T>::in_place(dst, b.log_n, count, b.dst_stride));
+            else check_result(kernel<T>::out_of_place(src, b.src_stride, dst, b.dst_stride, b.log_n, count));
+        } else {
+            for (std::size_t k = 0; k < count; ++k) {
+                const T *s = src + static_cast<std::ptrdiff_t>(k) * b.src_stride;
+                T *d = dst + static_cast<std::ptrdiff_t>(k) * b.dst_stride;
+                if (in_place) check_result(kernel<T>::in_place(d, b.log_n, 1, 0));
+                else check_result(kernel<T>::out_of_place(s, 0, d, 0, b.log_n, 1));
+            }
+        }
+        if (b.scale != T(1)) {
+            for (std::size_t k = 0; k < count; ++k)
+                f.scale(dst + static_cast<std::ptrdiff_t>(k) * b.dst_stride, n, b.scale);
+        }
+        for (std::size_t k = 0; k < count; ++k)
+            finite &= static_cast<bool>(std::isfinite(dst[static_cast<std::ptrdiff_t>(k) * b.dst_stride]));
+    }
+    return finite;
+}
+
+inline bool use_threads(std::size_t rows, std::size_t n, int threads)
+{
+    return threads > 1 && rows >= 2 && rows * n >= parallel_min_elements;
+}
+
+}  // namespace detail
+
+// Out of place: row r of dst = scale * H (row r of src). dst may equal src (same stride):
+// then this is the in-place transform. Returns whether y[0] of every row is finite.
+template <class T>
+bool transform(const T *src, std::ptrdiff_t src_stride, T *dst, std::ptrdiff_t dst_stride, std::size_t rows,
+               int log_n, T scale = T(1))
+{
+    detail::check_type<T>();
+    if (log_n < 0 || log_n > max_log_n)
+        throw std::invalid_argument("log_n must be in [0, " + std::to_string(max_log_n) + "], got " +
+                                    std::to_string(log_n));
+    if (rows == 0) return true;
+    if (src == nullptr || dst == nullptr) throw std::invalid_argument("fwht: null buffer");
+    const std::size_t n = std::size_t{1} << log_n;
+    if (rows == 1) {
+        src_stride = dst_stride = static_cast<std::ptrdiff_t>(n);
+    } else if (detail::magnitude(dst_stride) < n) {
+        throw std::invalid_argument("fwht: rows of the output overlap (|dst_stride| = " +
+                                    std::to_string(detail::magnitude(dst_stride)) + " < n = " +
+                                    std::to_string(n) + ")");
+    }
+    const bool in_place = src == dst && src_stride == dst_stride;
+    if (!in_place) {
+        const detail::Span a = detail::span_of(src, src_stride, rows, n, sizeof(T));
+        const detail::Span b = detail::span_of(dst, dst_stride, rows, n, sizeof(T));
+        if (a.lo < b.hi && b.lo < a.hi) throw std::invalid_argument("fwht: input and output overlap");
+    }
+    // Rows are independent: walk a reversed output (and its input with it) forwards.
+    if (dst_stride < 0 && (in_place || src_stride <= 0)) {
+        const std::ptrdiff_t last = static_cast<std::ptrdiff_t>(rows - 1);
+        src += last * src_stride;
+        dst += last * dst_stride;
+        src_stride = -src_stride;
+        dst_stride = -dst_stride;
+    }
+    const detail::Batch<T> batch{src, src_stride, dst, dst_stride, log_n, scale};
+    const int threads = get_num_threads();
+    if (!detail::use_threads(rows, n, threads)) return detail::run_rows(batch, 0, rows);
+    std::atomic<bool> finite{true};
+    parallel_for(rows, static_cast<std::size_t>(threads), [&](std::size_t begin, std::size_t end) {
+        if (!detail::run_rows(batch, begin, end)) finite.store(false, std::memory_order_relaxed);
+    });
+    return finite.load();
+}
+
+// In place: row r (at data + r * stride) = scale * H (row r). Returns whether y[0] of
+// every row is finite.
+template <class T>
+bool transform(T *data, std::ptrdiff_t stride, std::size_t rows, int log_n, T scale = T(1))
+{
+    return transform<T>(data, stride, data, stride, rows, log_n, scale);
+}
+
+// True when no element of the rows is NaN or infinite.
+template <class T>
+bool all_finite(const T *data, std::ptrdiff_t stride, std::size_t rows, std::size_t n)
+{
+    detail::check_type<T>();
+    if (rows == 0 || n == 0) return true;
+    if (data == nullptr) throw std::invalid_argument("all_finite: null buffer");
+    if (rows > 1 && stride == static_cast<std::ptrdiff_t>(n)) {  // one contiguous run
+        n *= rows;
+        rows = 1;
+    }
+    const detail::Loops<T> f = detail::loops<T>();
+    const int threads = get_num_threads();
+    if (!detail::use_threads(rows, n, threads)) {
+        for (std::size_t r = 0; r < rows; ++r)
+            if (!detail::finite_run(data + static_cast<std::ptrdiff_t>(r) * stride, n, f)) return false;
+        return true;
+    }
+    std::atomic<bool> finite{true};
+    parallel_for(rows, static_cast<std::size_t>(threads), [&](std::size_t begin, std::size_t end) {
+        for (std::size_t r = begin; r < end && finite.load(std::memory_order_relaxed); ++r)
+            if (!detail::finite_run(data + static_cast<std::ptrdiff_t>(r) * stride, n, f))
+                finite.store(false, std::memory_order_relaxed);
+    });
+    return finite.load();
+}
+
+}  // namespace hadamard
+}  // namespace pysketch
+
+#endif  // PYSKETCH_HADAMARD_HPP

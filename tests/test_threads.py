@@ -1,0 +1,123 @@
+"""Threads: results do not depend on the thread count; concurrent and forked callers work."""
+
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+from fwht_reference import fwht_reference
+
+import pysketch
+from pysketch import fwht
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [64, 1024, 1 << 14])
+def test_same_bits_with_one_and_two_threads(dtype, n, restore_threads):
+    x = np.random.default_rng(n).standard_normal(((1 << 20) // n, n)).astype(dtype)
+    pysketch.set_num_threads(1)
+    one = fwht(x, normalized=True)
+    pysketch.set_num_threads(2)
+    two = fwht(x, normalized=True)
+    y = x.copy()
+    fwht(y, out=y, normalized=True)
+    np.testing.assert_array_equal(one, two)
+    np.testing.assert_array_equal(y, two)
+    np.testing.assert_array_equal(one[:7], fwht_reference(x[:7]) * dtype(1 / np.sqrt(n)))
+
+
+def test_more_threads_than_cores_and_rows(restore_threads):
+    x = np.random.default_rng(0).standard_normal((5, 1 << 15))
+    pysketch.set_num_threads(16)
+    np.testing.assert_array_equal(fwht(x), fwht_reference(x))
+
+
+def test_concurrent_python_threads(restore_threads):
+    pysketch.set_num_threads(2)
+    rng = np.random.default_rng(1)
+    inputs = [rng.standard_normal((256, 1024)).astype(np.float32) for _ in range(4)]
+    expected = [fwht_reference(x) for x in inputs]
+    errors = []
+
+    def work(i):
+        try:
+            for _ in range(15):
+                y = fwht(inputs[i])
+                if not np.array_equal(y, expected[i]):
+                    errors.append(f"thread {i}: wrong result")
+                z = inputs[i].copy()
+                fwht(z, out=z)
+                if not np.array_equal(z, expected[i]):
+                    errors.append(f"thread {i}: wrong in-place result")
+        except Exception as error:  # pragma: no cover - reported below
+            errors.append(repr(error))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_forked_child_after_the_pool_ran(restore_threads):
+    # The child has no pool threads: it must start its own instead of waiting forever.
+    code = (
+        "import os, numpy as np, pysketch\n"
+        "pysketch.set_num_threads(2)\n"
+        "x = np.ones((512, 1024), np.float32)\n"
+        "pysketch.fwht(x)\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    y = pysketch.fwht(x)\n"
+        "    os._exit(0 if (y[:, 0] == 1024).all() and (y[:, 1:] == 0).all() else 1)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "raise SystemExit(os.waitstatus_to_exitcode(status))\n"
+    )
+    done = subprocess.run([sys.executable, "-W", "ignore::DeprecationWarning", "-c", code], timeout=60)
+    assert done.returncode == 0
+
+
+def test_num_threads_setting(restore_threads):
+    pysketch.set_num_threads(3)
+    assert pysketch.get_num_threads() == 3
+    for bad in (0, -1, 1025):
+        with pytest.raises(ValueError, match=r"num_threads must be between 1 and 1024"):
+            pysketch.set_num_threads(bad)
+    for bad in (1.5, "2", None):
+        with pytest.raises(TypeError, match="num_threads must be an integer"):
+            pysketch.set_num_threads(bad)
+    pysketch.set_num_threads(np.int64(2))
+    assert pysketch.get_num_threads() == 2
+
+
+def run_python(code, **env_vars):
+    env = {k: v for k, v in os.environ.items() if k != "PYSKETCH_NUM_THREADS"}
+    env.update(env_vars)
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+
+
+def test_default_thread_count_is_the_usable_cpus():
+    done = run_python("import pysketch; print(pysketch.get_num_threads())")
+    assert done.returncode == 0, done.stderr
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert int(done.stdout) == usable
+
+
+def test_pysketch_num_threads_environment_variable():
+    done = run_python("import pysketch; print(pysketch.get_num_threads())", PYSKETCH_NUM_THREADS="3")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "3"
+    assert done.stderr == ""
+
+
+@pytest.mark.parametrize("value", ["zero", "0", "-2", "1.5", "5000"])
+def test_invalid_pysketch_num_threads_warns_and_is_ignored(value):
+    done = run_python("import pysketch; print(pysketch.get_num_threads())", PYSKETCH_NUM_THREADS=value)
+    assert done.returncode == 0, done.stderr
+    assert f"PYSKETCH_NUM_THREADS={value!r} is not an integer between 1 and 1024" in done.stderr
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert int(done.stdout) == usable

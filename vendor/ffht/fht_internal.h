@@ -1,0 +1,25 @@
+/* fht_internal.h - declarations shared by the dispatcher and the per-ISA files. */
+#ifndef PYSKETCH_FHT_INTERNAL_H
+#define PYSKETCH_FHT_INTERNAL_H
+
+#include <stddef.h>
+
+typedef void (*fht_batch_f32_fn)(float *dst, ptrdiff_t dst_stride, const float *src, ptrdiff_t src_stride,
+                                 int log_n, size_t count);
+typedef void (*fht_batch_f64_fn)(double *dst, ptrdiff_t dst_stride, const double *src,
+                                 ptrdiff_t src_stride, int log_n, size_t count);
+
+#define FHT_DECLARE_ISA(isa)                                                                         \
+    void fht_batch_##isa##_f32(float *dst, ptrdiff_t dst_stride, const float *src, ptrdiff_t src_stride, \
+                               int log_n, size_t count);                                             \
+    void fht_batch_##isa##_f64(double *dst, ptrdiff_t dst_stride, const double *src,                 \
+                               ptrdiff_t src_stride, int log_n, size_t count);
+
+FHT_DECLARE_ISA(scalar)
+#if defined(FHT_HAVE_X86)
+FHT_DECLARE_ISA(sse)
+FHT_DECLARE_ISA(avx2)
+FHT_DECLARE_ISA(avx512)
+#endif
+
+#endif

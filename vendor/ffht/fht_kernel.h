@@ -1,0 +1,368 @@
+/*
+ * fht_kernel.h - the instruction-set-independent part of the transform.
+ *
+ * Included once per (instruction set, element type) by fht_<isa>.c, which first
+ * defines these macros:
+ *
+ *   FHT_T            element type (float or double)
+ *   FHT_V            vector type holding 2^FHT_LW elements
+ *   FHT_LW           log2 of the number of lanes (0 for the portable path)
+ *   FHT_LR           log2 of the largest register block (vectors held at once, <= 4);
+ *                    the software-pipelined base pass holds two blocks of half that
+ *   FHT_LEAF_BYTES   log2 of the bytes of the largest transform done in L1 (no recursion)
+ *   FHT_NAME(x)      x with the file's suffix appended
+ *   FHT_LOAD(p), FHT_STORE(p, v), FHT_ADD(a, b)
+ *   FHT_SUB(a, b)    a - b next to in-register levels (base pass)
+ *   FHT_SUB_X(a, b)  a - b in radix passes; on FMA machines fnmadd(b, 1, a) moves half
+ *                    of those butterflies from the add pipes to the FMA pipes, which
+ *                    the radix passes leave idle (the base pass keeps them busy)
+ *   FHT_INREG1(v, l) in-register level l (stride 2^l, l < FHT_LW) applied to v
+ *
+ * and then gets FHT_NAME(batch)(dst, dst_stride, src, src_stride, log_n, count),
+ * which performs count transforms (in place when src == dst and the strides agree).
+ *
+ * Structure for one row of n = 2^L elements:
+ *  - base pass: blocks of consecutive vectors are loaded, go through the
+ *    in-register levels (one shuffle and one multiply-add by a +-1 vector each on the
+ *    SIMD paths) and the cross-register levels, and are stored. Either plain blocks of
+ *    2^FHT_LR vectors, or blocks of half that size with the cross-register levels of
+ *    one block interleaved with the in-register levels of the next (software
+ *    pipelining: the first kind of work needs the FMA and shuffle units, the second
+ *    the adders, and the interleaving lets them overlap; about 10% faster);
+ *  - radix passes: up to 4 further levels per pass on columns of 2^r vectors a
+ *    power-of-two stride apart; at most 3 when the stride is 4 KiB or more, because
+ *    16 lines 4 KiB apart share one set of an 8-way L1 and evict each other;
+ *  - above 2^FHT_LEAF elements the row is cut into chunks that are transformed
+ *    recursively (each fits a faster cache level), then a radix pass joins them.
+ * Every level is applied in increasing stride order on every path, so the rounding,
+ * and hence the result, is identical across instruction sets.
+ */
+
+#ifndef FHT_INLINE
+#define FHT_INLINE static inline __attribute__((always_inline))
+#endif
+#ifndef FHT_NOINLINE
+#define FHT_NOINLINE static __attribute__((noinline))
+#endif
+
+#define FHT_W_ ((size_t)1 << FHT_LW)
+#define FHT_LOGSZ_ (sizeof(FHT_T) == 8 ? 3 : sizeof(FHT_T) == 4 ? 2 : 0)
+#define FHT_LEAF (FHT_LEAF_BYTES - FHT_LOGSZ_)
+
+/* --------------------------------------------------------------- register blocks */
+
+/* One cross-register level l over the R vectors of v. */
+#define FHT_CROSS_(v, R, l, SUBOP)                                                  \
+    _Pragma("GCC unroll 16") for (int k_ = 0; k_ < 16; k_++)                       \
+    {                                                                               \
+        if (k_ < (R) && !(k_ & (1 << (l)))) {                                      \
+            const FHT_V a_ = (v)[k_], b_ = (v)[k_ | (1 << (l))];                   \
+            (v)[k_] = FHT_ADD(a_, b_);                                              \
+            (v)[k_ | (1 << (l))] = SUBOP(a_, b_);                                   \
+        }                                                                           \
+    }
+
+/* R = 2^rl vectors at src + k*s go through ni in-register levels and nc (<= rl)
+ * cross-register levels, and are stored at dst + k*s. rl, ni and nc are compile-time
+ * constants at every call site, so the block lives in registers. */
+FHT_INLINE void FHT_NAME(block)(FHT_T *dst, const FHT_T *src, size_t s, const int rl, const int ni,
+                                 const int nc)
+{
+    FHT_V v[16];
+    const int R = 1 << rl;
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; k++) {
+        if (k < R) {
+            FHT_V t = FHT_LOAD(src + (size_t)k * s);
+#pragma GCC unroll 4
+            for (int l = 0; l < 4; l++)
+                if (l < ni) t = FHT_INREG1(t, l);
+            v[k] = t;
+        }
+    }
+#pragma GCC unroll 4
+    for (int l = 0; l < 4; l++) {
+        if (l < nc) {
+            if (ni) {
+                FHT_CROSS_(v, R, l, FHT_SUB)
+            } else {
+                FHT_CROSS_(v, R, l, FHT_SUB_X)
+            }
+        }
+    }
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; k++)
+        if (k < R) FHT_STORE(dst + (size_t)k * s, v[k]);
+}
+
+/* A column of 2^r vectors s elements apart, in place, r levels. The addresses come
+ * from four base pointers and the offsets s, 2s, 3s, which x86 addressing modes
+ * express directly; sixteen separate offsets would exhaust the integer registers. */
+FHT_INLINE void FHT_NAME(col)(FHT_T *x, size_t s, const int r)
+{
+    FHT_V v[16];
+    const int R = 1 << r;
+    FHT_T *const b0 = x, *const b1 = x + 4 * s, *const b2 = x + 8 * s, *const b3 = x + 12 * s;
+    const size_t off[4] = {0, s, 2 * s, 3 * s};
+#define FHT_COL_PTR_(k) (((k) >> 2) == 0 ? b0 : ((k) >> 2) == 1 ? b1 : ((k) >> 2) == 2 ? b2 : b3) + off[(k)&3]
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; k++)
+        if (k < R) v[k] = FHT_LOAD(FHT_COL_PTR_(k));
+#pragma GCC unroll 4
+    for (int l = 0; l < 4; l++) {
+        if (l < r) {
+            FHT_CROSS_(v, R, l, FHT_SUB_X)
+        }
+    }
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; k++)
+        if (k < R) FHT_STORE(FHT_COL_PTR_(k), v[k]);
+#undef FHT_COL_PTR_
+}
+
+/* --------------------------------------------------------------- passes */
+
+/* One radix-2^r pass (levels at strides s, 2s, .., 2^(r-1) s; s a multiple of the
+ * vector width) over n elements, in place. */
+#define FHT_RADIX_LOOP_(r)                                                         \
+    for (size_t g = 0; g < n; g += s << (r))                                       \
+        for (size_t j = 0; j < s; j += FHT_W_)                                     \
+            FHT_NAME(col)(x + g + j, s, (r));
+
+FHT_NOINLINE void FHT_NAME(radix)(FHT_T *x, size_t n, size_t s, int r)
+{
+    switch (r) {
+    case 1: FHT_RADIX_LOOP_(1) break;
+    case 2: FHT_RADIX_LOOP_(2) break;
+    case 3: FHT_RADIX_LOOP_(3) break;
+    case 4: FHT_RADIX_LOOP_(4) break;
+    default: break;
+    }
+}
+
+/* Largest radix (in levels) for a pass of stride s elements. */
+#define FHT_MAX_RADIX_(s) ((s) * sizeof(FHT_T) >= 4096 ? 3 : 4)
+
+/* levels more levels, starting at stride s, over n elements: as few passes as
+ * possible, their sizes as even as possible. */
+FHT_INLINE void FHT_NAME(upper)(FHT_T *x, size_t n, size_t s, int levels)
+{
+    while (levels > 0) {
+        const int maxr = FHT_MAX_RADIX_(s);
+        const int passes = (levels + maxr - 1) / maxr;
+        const int r = (levels + passes - 1) / passes;
+        FHT_NAME(radix)(x, n, s, r);
+        s <<= r;
+        levels -= r;
+    }
+}
+
+/* Plain base pass: blocks of 2^FHT_LR vectors, all in-register levels and FHT_LR
+ * cross-register levels. */
+FHT_NOINLINE void FHT_NAME(base_plain)(FHT_T *dst, const FHT_T *src, size_t n)
+{
+    const size_t B = FHT_W_ << FHT_LR;
+    for (size_t b = 0; b < n; b += B)
+        FHT_NAME(block)(dst + b, src + b, FHT_W_, FHT_LR, FHT_LW, FHT_LR);
+}
+
+#if FHT_LW > 0 && FHT_LR > 1
+#define FHT_PLR_ (FHT_LR - 1)
+/* Software-pipelined base pass: blocks of 2^(FHT_LR-1) vectors; while the cross-
+ * register levels of block b run, block b+1 is loaded and goes through its
+ * in-register levels. n is a multiple of the block. */
+FHT_NOINLINE void FHT_NAME(base_pipe)(FHT_T *dst, const FHT_T *src, size_t n)
+{
+    enum { R = 1 << FHT_PLR_ };
+    const size_t B = FHT_W_ << FHT_PLR_;
+    FHT_V v[16], w[16];
+#pragma GCC unroll 16
+    for (int k = 0; k < R; k++) v[k] = FHT_LOAD(src + (size_t)k * FHT_W_);
+#pragma GCC unroll 4
+    for (int l = 0; l < FHT_LW; l++) {
+#pragma GCC unroll 16
+        for (int k = 0; k < R; k++) v[k] = FHT_INREG1(v[k], l);
+    }
+    for (size_t b = 0; b < n; b += B) {
+        const FHT_T *next = src + b + B;
+        if (b + B < n) {
+#pragma GCC unroll 16
+            for (int k = 0; k < R; k++) w[k] = FHT_LOAD(next + (size_t)k * FHT_W_);
+#pragma GCC unroll 4
+            for (int st = 0; st < 4; st++) {
+                if (st < FHT_LW) {
+#pragma GCC unroll 16
+                    for (int k = 0; k < R; k++) w[k] = FHT_INREG1(w[k], st);
+                }
+                if (st < FHT_PLR_) {
+                    FHT_CROSS_(v, R, st, FHT_SUB)
+                }
+            }
+        } else {
+#pragma GCC unroll 4
+            for (int st = 0; st < FHT_PLR_; st++) {
+                FHT_CROSS_(v, R, st, FHT_SUB)
+            }
+        }
+#pragma GCC unroll 16
+        for (int k = 0; k < R; k++) FHT_STORE(dst + b + (size_t)k * FHT_W_, v[k]);
+#pragma GCC unroll 16
+        for (int k = 0; k < R; k++) v[k] = w[k];
+    }
+}
+#endif
+
+/* A row shorter than one plain base block but at least one vector: 2^c vectors. */
+FHT_NOINLINE void FHT_NAME(short_row)(FHT_T *dst, const FHT_T *src, int c)
+{
+    switch (c) {
+    case 0: FHT_NAME(block)(dst, src, FHT_W_, 0, FHT_LW, 0); break;
+#if FHT_LR > 1
+    case 1: FHT_NAME(block)(dst, src, FHT_W_, 1, FHT_LW, 1); break;
+#endif
+#if FHT_LR > 2
+    case 2: FHT_NAME(block)(dst, src, FHT_W_, 2, FHT_LW, 2); break;
+#endif
+#if FHT_LR > 3
+    case 3: FHT_NAME(block)(dst, src, FHT_W_, 3, FHT_LW, 3); break;
+#endif
+    default: break;
+    }
+}
+
+/* Rows of 2^L elements lying back to back, with L < FHT_LW + FHT_LR: whole register
+ * blocks hold several rows, and only the first L levels are applied. n_total is a
+ * multiple of the block size. */
+FHT_NOINLINE void FHT_NAME(packed_rows)(FHT_T *dst, const FHT_T *src, size_t n_total, int L)
+{
+    const size_t B = FHT_W_ << FHT_LR;
+    const int ni = L < FHT_LW ? L : FHT_LW;
+    const int nc = L - ni;
+#define FHT_PACKED_(ni_, nc_)                                                       \
+    for (size_t b = 0; b < n_total; b += B)                                        \
+        FHT_NAME(block)(dst + b, src + b, FHT_W_, FHT_LR, (ni_), (nc_));
+    switch (ni * 8 + nc) {
+    case 0: FHT_PACKED_(0, 0) break; /* L = 0: a copy when out of place */
+#if FHT_LW >= 1
+    case 1 * 8 + 0: FHT_PACKED_(1, 0) break;
+#endif
+#if FHT_LW >= 2
+    case 2 * 8 + 0: FHT_PACKED_(2, 0) break;
+#endif
+#if FHT_LW >= 3
+    case 3 * 8 + 0: FHT_PACKED_(3, 0) break;
+#endif
+#if FHT_LW >= 4
+    case 4 * 8 + 0: FHT_PACKED_(4, 0) break;
+#endif
+    case FHT_LW * 8 + 1: FHT_PACKED_(FHT_LW, 1) break;
+#if FHT_LR > 2
+    case FHT_LW * 8 + 2: FHT_PACKED_(FHT_LW, 2) break;
+#endif
+#if FHT_LR > 3
+    case FHT_LW * 8 + 3: FHT_PACKED_(FHT_LW, 3) break;
+#endif
+    default: break;
+    }
+#undef FHT_PACKED_
+}
+
+/* Scalar transform for rows shorter than one vector: levels in increasing stride. */
+FHT_INLINE void FHT_NAME(tiny)(FHT_T *dst, const FHT_T *src, int L)
+{
+    const size_t n = (size_t)1 << L;
+    if (dst != src)
+        for (size_t i = 0; i < n; i++) dst[i] = src[i];
+    for (size_t h = 1; h < n; h <<= 1)
+        for (size_t i = 0; i < n; i += h << 1)
+            for (size_t j = i; j < i + h; j++) {
+                const FHT_T a = dst[j], b = dst[j + h];
+                dst[j] = a + b;
+                dst[j + h] = a - b;
+            }
+}
+
+/* --------------------------------------------------------------- whole rows */
+
+/* One row kept in L1: FHT_LW + FHT_LR <= L <= FHT_LEAF. */
+static void FHT_NAME(leaf)(FHT_T *dst, const FHT_T *src, int L)
+{
+    const size_t n = (size_t)1 << L;
+    const int cross = L - FHT_LW; /* levels beyond the vector */
+#ifdef FHT_PLR_
+    /* The pipelined base pass covers one cross level fewer; use it unless that costs
+     * an extra radix pass. */
+    const int rest_plain = cross - FHT_LR, rest_pipe = cross - FHT_PLR_;
+    const size_t s_plain = FHT_W_ << FHT_LR, s_pipe = FHT_W_ << FHT_PLR_;
+    const int m = FHT_MAX_RADIX_(s_pipe);
+    const int passes_plain = (rest_plain + m - 1) / m, passes_pipe = (rest_pipe + m - 1) / m;
+    if (passes_pipe <= passes_plain) {
+        FHT_NAME(base_pipe)(dst, src, n);
+        FHT_NAME(upper)(dst, n, s_pipe, rest_pipe);
+        return;
+    }
+    FHT_NAME(base_plain)(dst, src, n);
+    FHT_NAME(upper)(dst, n, s_plain, rest_plain);
+#else
+    FHT_NAME(base_plain)(dst, src, n);
+    FHT_NAME(upper)(dst, n, FHT_W_ << FHT_LR, cross - FHT_LR);
+#endif
+}
+
+/* One row, L >= FHT_LW + FHT_LR. Above the leaf size the row is cut into chunks of
+ * 2^(L-3) elements, transformed recursively, and joined by one radix-8 pass over the
+ * whole row: three levels is the most a pass can take at the large (multiple of
+ * 4 KiB) strides involved without L1 set conflicts, and taking three at each step
+ * minimises the number of passes over the slower caches. (Measured on Zen 4 against
+ * chunks of 2^(L-4) and of L2 size joined by radix-4 passes: 5-9% faster at 2^16 to
+ * 2^20.) */
+static void FHT_NAME(rec)(FHT_T *dst, const FHT_T *src, int L)
+{
+    if (L <= FHT_LEAF) {
+        FHT_NAME(leaf)(dst, src, L);
+        return;
+    }
+    const size_t n = (size_t)1 << L;
+    int sub = L - 3;
+    if (sub < FHT_LEAF - 1) sub = FHT_LEAF - 1;
+    const size_t chunk = (size_t)1 << sub;
+    for (size_t c = 0; c < n; c += chunk)
+        FHT_NAME(rec)(dst + c, src + c, sub);
+    FHT_NAME(upper)(dst, n, chunk, L - sub);
+}
+
+static void FHT_NAME(row)(FHT_T *dst, const FHT_T *src, int L)
+{
+    if (L < FHT_LW)
+        FHT_NAME(tiny)(dst, src, L);
+    else if (L < FHT_LW + FHT_LR)
+        FHT_NAME(short_row)(dst, src, L - FHT_LW);
+    else
+        FHT_NAME(rec)(dst, src, L);
+}
+
+void FHT_NAME(batch)(FHT_T *dst, ptrdiff_t dst_stride, const FHT_T *src, ptrdiff_t src_stride, int L,
+                     size_t count)
+{
+    const size_t n = (size_t)1 << L;
+    size_t r = 0;
+    if (L < FHT_LW + FHT_LR && count > 1 && (size_t)dst_stride == n && (size_t)src_stride == n) {
+        /* Short rows back to back: whole register blocks at a time. */
+        const size_t B = FHT_W_ << FHT_LR;
+        const size_t packed = (count * n) / B * B;
+        if (packed) FHT_NAME(packed_rows)(dst, src, packed, L);
+        r = packed >> L;
+    }
+    for (; r < count; r++)
+        FHT_NAME(row)(dst + (ptrdiff_t)r * dst_stride, src + (ptrdiff_t)r * src_stride, L);
+}
+
+#undef FHT_W_
+#undef FHT_LOGSZ_
+#undef FHT_LEAF
+#undef FHT_RADIX_LOOP_
+#undef FHT_MAX_RADIX_
+#undef FHT_CROSS_
+#ifdef FHT_PLR_
+#undef FHT_PLR_
+#endif

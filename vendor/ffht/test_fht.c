@@ -1,0 +1,220 @@
+/*
+ * test_fht.c - checks every instruction-set path this CPU supports.
+ *
+ *  1. The reference (levels in increasing stride, in the element type) equals the
+ *     O(n^2) definition y[i] = sum_j (-1)^popcount(i & j) x[j] on integer data, where
+ *     every partial sum is exact.
+ *  2. Every path equals that reference bit for bit on random real data (the
+ *     library promises identical rounding on every path), for log_n = 0 .. 22.
+ *  3. Batches (contiguous, padded strides, out of place with different strides),
+ *     the untouched input of out-of-place calls, H(Hx) = n x, and bad arguments.
+ *
+ * Exits 0 when everything passes; prints each failure.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fht.h"
+
+static int failures = 0;
+#define CHECK(cond, ...)                                                                            \
+    do {                                                                                            \
+        if (!(cond)) {                                                                              \
+            failures++;                                                                             \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                             \
+            printf(__VA_ARGS__);                                                                    \
+            printf("\n");                                                                           \
+        }                                                                                           \
+    } while (0)
+
+/* xorshift64*: a small deterministic generator for test data. */
+static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+static uint64_t rng_next(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545F4914F6CDD1DULL;
+}
+static double rng_uniform(void) { return (double)(rng_next() >> 11) * (1.0 / 9007199254740992.0); }
+
+#define DEFINE_REF(T, name)                                                                        \
+    static void name(T *x, int log_n)                                                              \
+    {                                                                                              \
+        const size_t n = (size_t)1 << log_n;                                                       \
+        for (size_t h = 1; h < n; h <<= 1)                                                         \
+            for (size_t i = 0; i < n; i += h << 1)                                                 \
+                for (size_t j = i; j < i + h; j++) {                                               \
+                    const T a = x[j], b = x[j + h];                                                \
+                    x[j] = a + b;                                                                  \
+                    x[j + h] = a - b;                                                              \
+                }                                                                                  \
+    }
+DEFINE_REF(float, ref_f32)
+DEFINE_REF(double, ref_f64)
+
+static void test_reference_against_definition(void)
+{
+    for (int log_n = 0; log_n <= 9; log_n++) {
+        const size_t n = (size_t)1 << log_n;
+        double *x = malloc(n * sizeof(double)), *y = malloc(n * sizeof(double));
+        for (size_t j = 0; j < n; j++) x[j] = (double)((int)(rng_next() % 21) - 10);
+        for (size_t i = 0; i < n; i++) {
+            double s = 0;
+            for (size_t j = 0; j < n; j++) s += (__builtin_popcountll(i & j) & 1) ? -x[j] : x[j];
+            y[i] = s;
+        }
+        ref_f64(x, log_n);
+        for (size_t i = 0; i < n; i++) CHECK(x[i] == y[i], "reference != definition, log_n=%d i=%zu", log_n, i);
+        free(x);
+        free(y);
+    }
+}
+
+/* Single transforms, in place and out of place, against the reference, bit for bit. */
+#define DEFINE_SINGLE_TEST(T, sfx, fn, fn_oop, ref)                                                \
+    static void test_single_##sfx(const char *lvl, int max_log_n)                                  \
+    {                                                                                              \
+        for (int log_n = 0; log_n <= max_log_n; log_n++) {                                         \
+            const size_t n = (size_t)1 << log_n;                                                   \
+            T *x = malloc(n * sizeof(T)), *r = malloc(n * sizeof(T)), *o = malloc(n * sizeof(T));  \
+            T *keep = malloc(n * sizeof(T));                                                       \
+            for (size_t i = 0; i < n; i++) x[i] = r[i] = keep[i] = (T)(2.0 * rng_uniform() - 1.0); \
+            ref(r, log_n);                                                                         \
+            CHECK(fn_oop(x, o, log_n) == 0, "%s oop returned error", lvl);                         \
+            CHECK(fn(x, log_n) == 0, "%s returned error", lvl);                                    \
+            size_t bad = 0, bad_o = 0, moved = 0;                                                  \
+            for (size_t i = 0; i < n; i++) {                                                       \
+                bad += memcmp(&x[i], &r[i], sizeof(T)) != 0;                                       \
+                bad_o += memcmp(&o[i], &r[i], sizeof(T)) != 0;                                     \
+            }                                                                                      \
+            CHECK(bad == 0, "%s " #T " log_n=%d: %zu of %zu differ from the reference", lvl,       \
+                  log_n, bad, n);                                                                  \
+            CHECK(bad_o == 0, "%s " #T " oop log_n=%d: %zu of %zu differ", lvl, log_n, bad_o, n);  \
+            /* the out-of-place input was left alone: transform keep out of place again */        \
+            memcpy(o, keep, n * sizeof(T));                                                        \
+            fn_oop(keep, x, log_n);                                                                \
+            for (size_t i = 0; i < n; i++) moved += memcmp(&o[i], &keep[i], sizeof(T)) != 0;       \
+            CHECK(moved == 0, "%s oop modified its input, log_n=%d", lvl, log_n);                  \
+            free(x);                                                                               \
+            free(r);                                                                               \
+            free(o);                                                                               \
+            free(keep);                                                                            \
+        }                                                                                          \
+    }
+DEFINE_SINGLE_TEST(float, f32, fht_float, fht_float_oop, ref_f32)
+DEFINE_SINGLE_TEST(double, f64, fht_double, fht_double_oop, ref_f64)
+
+/* Batches: rows at a stride, some padding between them that must stay untouched. */
+#define DEFINE_BATCH_TEST(T, sfx, fn_batch, fn_batch_oop, ref)                                     \
+    static void test_batch_##sfx(const char *lvl)                                                  \
+    {                                                                                              \
+        const size_t counts[] = {1, 2, 3, 17, 130};                                                \
+        const size_t pads[] = {0, 1, 16, 37};                                                      \
+        for (int log_n = 0; log_n <= 13; log_n++) {                                                \
+            const size_t n = (size_t)1 << log_n;                                                   \
+            for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {                   \
+                const size_t count = log_n > 10 && counts[ci] > 17 ? 5 : counts[ci];               \
+                for (size_t pi = 0; pi < sizeof(pads) / sizeof(pads[0]); pi++) {                   \
+                    const size_t stride = n + pads[pi], total = count * stride;                    \
+                    T *x = malloc(total * sizeof(T)), *r = malloc(total * sizeof(T));              \
+                    const size_t ostride = count > 1 ? n + (pads[pi] + 1) % 3 : n;                 \
+                    const size_t ototal = count * ostride;                                         \
+                    T *o = malloc(ototal * sizeof(T));                                             \
+                    for (size_t i = 0; i < total; i++) x[i] = r[i] = (T)(2.0 * rng_uniform() - 1.0); \
+                    for (size_t c = 0; c < count; c++) ref(r + c * stride, log_n);                 \
+                    /* out of place into a buffer with a different stride */                       \
+                    for (size_t i = 0; i < ototal; i++) o[i] = (T)-7;                              \
+                    const int e1 = fn_batch_oop(x, (ptrdiff_t)stride, o, (ptrdiff_t)ostride, log_n, count); \
+                    const int e2 = fn_batch(x, log_n, count, (ptrdiff_t)stride);                   \
+                    CHECK(e1 == 0 && e2 == 0, "%s batch returned an error", lvl);                  \
+                    size_t bad = 0, bad_o = 0;                                                     \
+                    for (size_t c = 0; c < count; c++)                                             \
+                        for (size_t i = 0; i < stride; i++) {                                      \
+                            const size_t k = c * stride + i;                                       \
+                            bad += memcmp(&x[k], &r[k], sizeof(T)) != 0;                           \
+                            if (i < n) bad_o += memcmp(&o[c * ostride + i], &r[k], sizeof(T)) != 0; \
+                        }                                                                          \
+                    CHECK(bad == 0, "%s " #T " batch log_n=%d count=%zu stride=%zu: %zu differ",   \
+                          lvl, log_n, count, stride, bad);                                         \
+                    CHECK(bad_o == 0, "%s " #T " batch oop log_n=%d count=%zu: %zu differ", lvl,   \
+                          log_n, count, bad_o);                                                    \
+                    free(x);                                                                       \
+                    free(r);                                                                       \
+                    free(o);                                                                       \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+DEFINE_BATCH_TEST(float, f32, fht_float_batch, fht_float_batch_oop, ref_f32)
+DEFINE_BATCH_TEST(double, f64, fht_double_batch, fht_double_batch_oop, ref_f64)
+
+/* H(Hx) = n x, exactly, on integers (all partial sums fit the mantissa). */
+static void test_involution(const char *lvl)
+{
+    for (int log_n = 0; log_n <= 16; log_n += 4) {
+        const size_t n = (size_t)1 << log_n;
+        double *x = malloc(n * sizeof(double)), *y = malloc(n * sizeof(double));
+        for (size_t i = 0; i < n; i++) x[i] = y[i] = (double)((int)(rng_next() % 9) - 4);
+        fht_double(y, log_n);
+        fht_double(y, log_n);
+        size_t bad = 0;
+        for (size_t i = 0; i < n; i++) bad += y[i] != (double)n * x[i];
+        CHECK(bad == 0, "%s H(Hx) != n x at log_n=%d (%zu)", lvl, log_n, bad);
+        free(x);
+        free(y);
+    }
+}
+
+static void test_bad_arguments(void)
+{
+    float f[64] = {0};
+    double d[64] = {0};
+    CHECK(fht_float(NULL, 3) == -1, "NULL accepted");
+    CHECK(fht_double(NULL, 3) == -1, "NULL accepted");
+    CHECK(fht_float(f, -1) == -1, "log_n = -1 accepted");
+    CHECK(fht_float(f, 31) == -1, "log_n = 31 accepted");
+    CHECK(fht_double(d, 31) == -1, "log_n = 31 accepted");
+    CHECK(fht_float_batch(f, 3, 2, 7) == -1, "overlapping rows accepted");
+    CHECK(fht_float_batch(f, 3, 2, -8) == -1, "negative stride accepted");
+    CHECK(fht_float_batch(f, 3, 1, 0) == 0, "stride is irrelevant for one row");
+    CHECK(fht_float_batch(f, 3, 0, 0) == 0, "count = 0 is a no-op");
+    CHECK(fht_float_oop(f, f + 4, 3) == -1, "overlapping out-of-place buffers accepted");
+    CHECK(fht_double_oop(d, d + 7, 3) == -1, "overlapping out-of-place buffers accepted");
+    CHECK(fht_float_oop(f, f, 3) == 0, "in = out is the in-place transform");
+    CHECK(fht_float_batch_oop(f, 8, f + 8, 8, 3, 2) == -1, "overlapping batches accepted");
+    CHECK(fht_float_batch_oop(f, 8, f, 9, 3, 2) == -1, "same buffer, different strides accepted");
+    CHECK(fht_set_simd_level((fht_simd_level)7) == -1, "unknown level accepted");
+    CHECK(fht_set_simd_level((fht_simd_level)-1) == -1, "negative level accepted");
+}
+
+int main(int argc, char **argv)
+{
+    const int max_log_n = argc > 1 ? atoi(argv[1]) : 22;
+    const fht_simd_level best = fht_max_simd_level();
+    printf("best level on this CPU: %s; in use: %s\n", fht_simd_level_name(best),
+           fht_simd_level_name(fht_get_simd_level()));
+    test_reference_against_definition();
+    test_bad_arguments();
+    for (int level = 0; level <= (int)FHT_SIMD_AVX512; level++) {
+        const char *name = fht_simd_level_name((fht_simd_level)level);
+        if (fht_set_simd_level((fht_simd_level)level) != 0) {
+            printf("%-7s not supported here: skipped\n", name);
+            CHECK(level > (int)best, "level %s is <= the best level but was refused", name);
+            continue;
+        }
+        CHECK(fht_get_simd_level() == (fht_simd_level)level, "set_simd_level did not take");
+        const int before = failures;
+        test_single_f32(name, max_log_n);
+        test_single_f64(name, max_log_n);
+        test_batch_f32(name);
+        test_batch_f64(name);
+        test_involution(name);
+        printf("%-7s %s\n", name, failures == before ? "ok" : "FAILED");
+    }
+    printf("%s (%d failures)\n", failures ? "FAILED" : "all passed", failures);
+    return failures ? 1 : 0;
+}
