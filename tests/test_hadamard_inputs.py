@@ -239,9 +239,15 @@ def test_overflow_of_finite_float32_warns(in_place):
     assert np.isinf(y[:, 0]).all()
 
 
-def test_overflow_warning_points_at_the_caller():
+@pytest.mark.parametrize(
+    "shape, in_place",
+    [((4,), False), ((2, 4), True), ((2, 2, 4), False), ((2, 2, 4), True)],
+    ids=["fast-out-of-place", "fast-in-place", "general-out-of-place", "general-in-place"],
+)
+def test_overflow_warning_points_at_the_caller(shape, in_place):
+    x = np.full(shape, 3e38, np.float32)
     with pytest.warns(RuntimeWarning) as record:
-        fwht(np.full(4, 3e38, np.float32))
+        fwht(x, out=x if in_place else None)
     assert record[0].filename == __file__
 
 
