@@ -191,32 +191,75 @@ int fht_double_oop(const double *in, double *out, int log_n)
     return fht_double_batch_oop(in, 0, out, 0, log_n, 1);
 }
 
-int fht_float_batch(float *buf, int log_n, size_t count, ptrdiff_t stride)
+/* The diagonals (n elements each, or NULL) must not overlap the output rows. */
+static int fht_check_diag(const void *pre, const void *post, const void *out, ptrdiff_t out_stride, int log_n,
+                          size_t count, size_t es)
+{
+    const size_t n = (size_t)1 << log_n;
+    const size_t span = fht_span(count, out_stride, n, es);
+    if (pre && fht_overlap(pre, n * es, out, span)) return -1;
+    if (post && fht_overlap(post, n * es, out, span)) return -1;
+    return 0;
+}
+
+int fht_float_batch_diag(float *buf, int log_n, size_t count, ptrdiff_t stride, const float *pre,
+                         const float *post)
 {
     if (fht_check(buf, log_n, count, stride)) return -1;
-    if (count) fht_impls[fht_current()].f32(buf, stride, buf, stride, log_n, count);
+    if (count == 0) return 0;
+    if (fht_check_diag(pre, post, buf, stride, log_n, count, sizeof(float))) return -1;
+    fht_impls[fht_current()].f32(buf, stride, buf, stride, log_n, count, pre, post);
     return 0;
+}
+
+int fht_double_batch_diag(double *buf, int log_n, size_t count, ptrdiff_t stride, const double *pre,
+                          const double *post)
+{
+    if (fht_check(buf, log_n, count, stride)) return -1;
+    if (count == 0) return 0;
+    if (fht_check_diag(pre, post, buf, stride, log_n, count, sizeof(double))) return -1;
+    fht_impls[fht_current()].f64(buf, stride, buf, stride, log_n, count, pre, post);
+    return 0;
+}
+
+int fht_float_batch_oop_diag(const float *in, ptrdiff_t in_stride, float *out, ptrdiff_t out_stride,
+                             int log_n, size_t count, const float *pre, const float *post)
+{
+    if (fht_check_oop(in, in_stride, out, out_stride, log_n, count, sizeof(float))) return -1;
+    if (count == 0) return 0;
+    if (fht_check_diag(pre, post, out, out_stride, log_n, count, sizeof(float))) return -1;
+    fht_impls[fht_current()].f32(out, out_stride, in, in_stride, log_n, count, pre, post);
+    return 0;
+}
+
+int fht_double_batch_oop_diag(const double *in, ptrdiff_t in_stride, double *out, ptrdiff_t out_stride,
+                              int log_n, size_t count, const double *pre, const double *post)
+{
+    if (fht_check_oop(in, in_stride, out, out_stride, log_n, count, sizeof(double))) return -1;
+    if (count == 0) return 0;
+    if (fht_check_diag(pre, post, out, out_stride, log_n, count, sizeof(double))) return -1;
+    fht_impls[fht_current()].f64(out, out_stride, in, in_stride, log_n, count, pre, post);
+    return 0;
+}
+
+int fht_float_batch(float *buf, int log_n, size_t count, ptrdiff_t stride)
+{
+    return fht_float_batch_diag(buf, log_n, count, stride, NULL, NULL);
 }
 
 int fht_double_batch(double *buf, int log_n, size_t count, ptrdiff_t stride)
 {
-    if (fht_check(buf, log_n, count, stride)) return -1;
-    if (count) fht_impls[fht_current()].f64(buf, stride, buf, stride, log_n, count);
-    return 0;
+    return fht_double_batch_diag(buf, log_n, count, stride, NULL, NULL);
 }
 
 int fht_float_batch_oop(const float *in, ptrdiff_t in_stride, float *out, ptrdiff_t out_stride, int log_n,
                         size_t count)
 {
-    if (fht_check_oop(in, in_stride, out, out_stride, log_n, count, sizeof(float))) return -1;
-    if (count) fht_impls[fht_current()].f32(out, out_stride, in, in_stride, log_n, count);
-    return 0;
+    return fht_float_batch_oop_diag(in, in_stride, out, out_stride, log_n, count, NULL, NULL);
 }
 
 int fht_double_batch_oop(const double *in, ptrdiff_t in_stride, double *out, ptrdiff_t out_stride,
                          int log_n, size_t count)
 {
-    if (fht_check_oop(in, in_stride, out, out_stride, log_n, count, sizeof(double))) return -1;
-    if (count) fht_impls[fht_current()].f64(out, out_stride, in, in_stride, log_n, count);
-    return 0;
+    return fht_double_batch_oop_diag(in, in_stride, out, out_stride, log_n, count, NULL, NULL);
 }

@@ -16,7 +16,8 @@
  *
  * All functions are thread-safe and single-threaded; they return 0 on success and
  * -1 on bad arguments (NULL buffer, log_n outside [0, 30], a row stride smaller
- * than the row length, overlapping out-of-place buffers).
+ * than the row length, overlapping out-of-place buffers, diagonals overlapping the
+ * output).
  */
 #ifndef PYSKETCH_FHT_H
 #define PYSKETCH_FHT_H
@@ -56,6 +57,20 @@ int fht_float_batch_oop(const float *in, ptrdiff_t in_stride, float *out, ptrdif
                         int log_n, size_t count);
 int fht_double_batch_oop(const double *in, ptrdiff_t in_stride, double *out, ptrdiff_t out_stride,
                          int log_n, size_t count);
+
+/* Diagonals fused with the transform: each row becomes post * H (pre * row), elementwise:
+ * pre[i] multiplies element i before the transform and post[i] output i after it (n
+ * values each, the same for every row; NULL for none). Each product is rounded once
+ * and they cost no pass of their own (they ride on the first and last passes). pre and
+ * post must not overlap the output rows. */
+int fht_float_batch_diag(float *buf, int log_n, size_t count, ptrdiff_t stride, const float *pre,
+                         const float *post);
+int fht_double_batch_diag(double *buf, int log_n, size_t count, ptrdiff_t stride, const double *pre,
+                          const double *post);
+int fht_float_batch_oop_diag(const float *in, ptrdiff_t in_stride, float *out, ptrdiff_t out_stride,
+                             int log_n, size_t count, const float *pre, const float *post);
+int fht_double_batch_oop_diag(const double *in, ptrdiff_t in_stride, double *out, ptrdiff_t out_stride,
+                              int log_n, size_t count, const double *pre, const double *post);
 
 /* The level in use, and the best level this CPU and operating system support. */
 fht_simd_level fht_get_simd_level(void);

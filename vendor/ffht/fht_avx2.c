@@ -35,6 +35,7 @@ FHT_INLINE_ __m256d fht_avx2_inreg_f64(__m256d x, const int l)
 #define FHT_STORE(p, v) _mm256_storeu_ps((p), (v))
 #define FHT_ADD(a, b) _mm256_add_ps((a), (b))
 #define FHT_SUB(a, b) _mm256_sub_ps((a), (b))
+#define FHT_MUL(a, b) _mm256_mul_ps((a), (b))
 #define FHT_SUB_X(a, b) _mm256_fnmadd_ps((b), _mm256_set1_ps(1.0f), (a))
 #define FHT_INREG1(v, l) fht_avx2_inreg_f32((v), (l))
 #define FHT_NAME(x) fht_##x##_avx2_f32
@@ -46,6 +47,7 @@ FHT_INLINE_ __m256d fht_avx2_inreg_f64(__m256d x, const int l)
 #undef FHT_STORE
 #undef FHT_ADD
 #undef FHT_SUB
+#undef FHT_MUL
 #undef FHT_SUB_X
 #undef FHT_INREG1
 #undef FHT_NAME
@@ -57,6 +59,7 @@ FHT_INLINE_ __m256d fht_avx2_inreg_f64(__m256d x, const int l)
 #define FHT_STORE(p, v) _mm256_storeu_pd((p), (v))
 #define FHT_ADD(a, b) _mm256_add_pd((a), (b))
 #define FHT_SUB(a, b) _mm256_sub_pd((a), (b))
+#define FHT_MUL(a, b) _mm256_mul_pd((a), (b))
 #define FHT_SUB_X(a, b) _mm256_fnmadd_pd((b), _mm256_set1_pd(1.0), (a))
 #define FHT_INREG1(v, l) fht_avx2_inreg_f64((v), (l))
 #define FHT_NAME(x) fht_##x##_avx2_f64

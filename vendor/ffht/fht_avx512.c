@@ -41,6 +41,7 @@ FHT_INLINE_ __m512d fht_avx512_inreg_f64(__m512d x, const int l)
 #define FHT_STORE(p, v) _mm512_storeu_ps((p), (v))
 #define FHT_ADD(a, b) _mm512_add_ps((a), (b))
 #define FHT_SUB(a, b) _mm512_sub_ps((a), (b))
+#define FHT_MUL(a, b) _mm512_mul_ps((a), (b))
 #define FHT_SUB_X(a, b) _mm512_fnmadd_ps((b), _mm512_set1_ps(1.0f), (a))
 #define FHT_INREG1(v, l) fht_avx512_inreg_f32((v), (l))
 #define FHT_NAME(x) fht_##x##_avx512_f32
@@ -52,6 +53,7 @@ FHT_INLINE_ __m512d fht_avx512_inreg_f64(__m512d x, const int l)
 #undef FHT_STORE
 #undef FHT_ADD
 #undef FHT_SUB
+#undef FHT_MUL
 #undef FHT_SUB_X
 #undef FHT_INREG1
 #undef FHT_NAME
@@ -63,6 +65,7 @@ FHT_INLINE_ __m512d fht_avx512_inreg_f64(__m512d x, const int l)
 #define FHT_STORE(p, v) _mm512_storeu_pd((p), (v))
 #define FHT_ADD(a, b) _mm512_add_pd((a), (b))
 #define FHT_SUB(a, b) _mm512_sub_pd((a), (b))
+#define FHT_MUL(a, b) _mm512_mul_pd((a), (b))
 #define FHT_SUB_X(a, b) _mm512_fnmadd_pd((b), _mm512_set1_pd(1.0), (a))
 #define FHT_INREG1(v, l) fht_avx512_inreg_f64((v), (l))
 #define FHT_NAME(x) fht_##x##_avx512_f64

@@ -5,15 +5,17 @@
 #include <stddef.h>
 
 typedef void (*fht_batch_f32_fn)(float *dst, ptrdiff_t dst_stride, const float *src, ptrdiff_t src_stride,
-                                 int log_n, size_t count);
+                                 int log_n, size_t count, const float *pre, const float *post);
 typedef void (*fht_batch_f64_fn)(double *dst, ptrdiff_t dst_stride, const double *src,
-                                 ptrdiff_t src_stride, int log_n, size_t count);
+                                 ptrdiff_t src_stride, int log_n, size_t count, const double *pre,
+                                 const double *post);
 
 #define FHT_DECLARE_ISA(isa)                                                                         \
     void fht_batch_##isa##_f32(float *dst, ptrdiff_t dst_stride, const float *src, ptrdiff_t src_stride, \
-                               int log_n, size_t count);                                             \
+                               int log_n, size_t count, const float *pre, const float *post);        \
     void fht_batch_##isa##_f64(double *dst, ptrdiff_t dst_stride, const double *src,                 \
-                               ptrdiff_t src_stride, int log_n, size_t count);
+                               ptrdiff_t src_stride, int log_n, size_t count, const double *pre,     \
+                               const double *post);
 
 FHT_DECLARE_ISA(scalar)
 #if defined(FHT_HAVE_X86)

@@ -11,15 +11,18 @@
  *                    the software-pipelined base pass holds two blocks of half that
  *   FHT_LEAF_BYTES   log2 of the bytes of the largest transform done in L1 (no recursion)
  *   FHT_NAME(x)      x with the file's suffix appended
- *   FHT_LOAD(p), FHT_STORE(p, v), FHT_ADD(a, b)
+ *   FHT_LOAD(p), FHT_STORE(p, v), FHT_ADD(a, b), FHT_MUL(a, b)
  *   FHT_SUB(a, b)    a - b next to in-register levels (base pass)
  *   FHT_SUB_X(a, b)  a - b in radix passes; on FMA machines fnmadd(b, 1, a) moves half
  *                    of those butterflies from the add pipes to the FMA pipes, which
  *                    the radix passes leave idle (the base pass keeps them busy)
  *   FHT_INREG1(v, l) in-register level l (stride 2^l, l < FHT_LW) applied to v
  *
- * and then gets FHT_NAME(batch)(dst, dst_stride, src, src_stride, log_n, count),
- * which performs count transforms (in place when src == dst and the strides agree).
+ * and then gets FHT_NAME(batch)(dst, dst_stride, src, src_stride, log_n, count, pre, post),
+ * which performs count transforms (in place when src == dst and the strides agree),
+ * each row becoming post * H (pre * row) elementwise: the optional diagonals (NULL for
+ * none, the same n values for every row) are multiplied in as the first pass loads and
+ * as the last pass stores, so they cost no pass of their own.
  *
  * Structure for one row of n = 2^L elements:
  *  - base pass: blocks of consecutive vectors are loaded, go through the
@@ -63,10 +66,12 @@
     }
 
 /* R = 2^rl vectors at src + k*s go through ni in-register levels and nc (<= rl)
- * cross-register levels, and are stored at dst + k*s. rl, ni and nc are compile-time
- * constants at every call site, so the block lives in registers. */
+ * cross-register levels, and are stored at dst + k*s. With dp, each vector is first
+ * multiplied by the one at pre + k*s; with dq, the results are multiplied by post + k*s
+ * before they are stored. rl, ni, nc, dp and dq are compile-time constants at every
+ * call site, so the block lives in registers. */
 FHT_INLINE void FHT_NAME(block)(FHT_T *dst, const FHT_T *src, size_t s, const int rl, const int ni,
-                                 const int nc)
+                                 const int nc, const FHT_T *pre, const FHT_T *post, const int dp, const int dq)
 {
     FHT_V v[16];
     const int R = 1 << rl;
@@ -74,6 +79,7 @@ FHT_INLINE void FHT_NAME(block)(FHT_T *dst, const FHT_T *src, size_t s, const in
     for (int k = 0; k < 16; k++) {
         if (k < R) {
             FHT_V t = FHT_LOAD(src + (size_t)k * s);
+            if (dp) t = FHT_MUL(t, FHT_LOAD(pre + (size_t)k * s));
 #pragma GCC unroll 4
             for (int l = 0; l < 4; l++)
                 if (l < ni) t = FHT_INREG1(t, l);
@@ -91,14 +97,19 @@ FHT_INLINE void FHT_NAME(block)(FHT_T *dst, const FHT_T *src, size_t s, const in
         }
     }
 #pragma GCC unroll 16
-    for (int k = 0; k < 16; k++)
-        if (k < R) FHT_STORE(dst + (size_t)k * s, v[k]);
+    for (int k = 0; k < 16; k++) {
+        if (k < R) {
+            if (dq) v[k] = FHT_MUL(v[k], FHT_LOAD(post + (size_t)k * s));
+            FHT_STORE(dst + (size_t)k * s, v[k]);
+        }
+    }
 }
 
-/* A column of 2^r vectors s elements apart, in place, r levels. The addresses come
+/* A column of 2^r vectors s elements apart, in place, r levels (with dq, multiplied by
+ * the diagonal at post + the same offsets before the store). The addresses come
  * from four base pointers and the offsets s, 2s, 3s, which x86 addressing modes
  * express directly; sixteen separate offsets would exhaust the integer registers. */
-FHT_INLINE void FHT_NAME(col)(FHT_T *x, size_t s, const int r)
+FHT_INLINE void FHT_NAME(col)(FHT_T *x, size_t s, const int r, const FHT_T *post, const int dq)
 {
     FHT_V v[16];
     const int R = 1 << r;
@@ -115,27 +126,41 @@ FHT_INLINE void FHT_NAME(col)(FHT_T *x, size_t s, const int r)
         }
     }
 #pragma GCC unroll 16
-    for (int k = 0; k < 16; k++)
-        if (k < R) FHT_STORE(FHT_COL_PTR_(k), v[k]);
+    for (int k = 0; k < 16; k++) {
+        if (k < R) {
+            if (dq) v[k] = FHT_MUL(v[k], FHT_LOAD(post + (FHT_COL_PTR_(k) - x)));
+            FHT_STORE(FHT_COL_PTR_(k), v[k]);
+        }
+    }
 #undef FHT_COL_PTR_
 }
 
 /* --------------------------------------------------------------- passes */
 
 /* One radix-2^r pass (levels at strides s, 2s, .., 2^(r-1) s; s a multiple of the
- * vector width) over n elements, in place. */
-#define FHT_RADIX_LOOP_(r)                                                         \
+ * vector width) over n elements, in place; post (or NULL) multiplies the results. */
+#define FHT_RADIX_LOOP_(r, dq)                                                     \
     for (size_t g = 0; g < n; g += s << (r))                                       \
         for (size_t j = 0; j < s; j += FHT_W_)                                     \
-            FHT_NAME(col)(x + g + j, s, (r));
+            FHT_NAME(col)(x + g + j, s, (r), (dq) ? post + g + j : NULL, (dq));
 
-FHT_NOINLINE void FHT_NAME(radix)(FHT_T *x, size_t n, size_t s, int r)
+FHT_NOINLINE void FHT_NAME(radix)(FHT_T *x, size_t n, size_t s, int r, const FHT_T *post)
 {
+    if (post) {
+        switch (r) {
+        case 1: FHT_RADIX_LOOP_(1, 1) break;
+        case 2: FHT_RADIX_LOOP_(2, 1) break;
+        case 3: FHT_RADIX_LOOP_(3, 1) break;
+        case 4: FHT_RADIX_LOOP_(4, 1) break;
+        default: break;
+        }
+        return;
+    }
     switch (r) {
-    case 1: FHT_RADIX_LOOP_(1) break;
-    case 2: FHT_RADIX_LOOP_(2) break;
-    case 3: FHT_RADIX_LOOP_(3) break;
-    case 4: FHT_RADIX_LOOP_(4) break;
+    case 1: FHT_RADIX_LOOP_(1, 0) break;
+    case 2: FHT_RADIX_LOOP_(2, 0) break;
+    case 3: FHT_RADIX_LOOP_(3, 0) break;
+    case 4: FHT_RADIX_LOOP_(4, 0) break;
     default: break;
     }
 }
@@ -144,40 +169,52 @@ FHT_NOINLINE void FHT_NAME(radix)(FHT_T *x, size_t n, size_t s, int r)
 #define FHT_MAX_RADIX_(s) ((s) * sizeof(FHT_T) >= 4096 ? 3 : 4)
 
 /* levels more levels, starting at stride s, over n elements: as few passes as
- * possible, their sizes as even as possible. */
-FHT_INLINE void FHT_NAME(upper)(FHT_T *x, size_t n, size_t s, int levels)
+ * possible, their sizes as even as possible; post (or NULL) is applied by the last. */
+FHT_INLINE void FHT_NAME(upper)(FHT_T *x, size_t n, size_t s, int levels, const FHT_T *post)
 {
     while (levels > 0) {
         const int maxr = FHT_MAX_RADIX_(s);
         const int passes = (levels + maxr - 1) / maxr;
         const int r = (levels + passes - 1) / passes;
-        FHT_NAME(radix)(x, n, s, r);
+        FHT_NAME(radix)(x, n, s, r, levels == r ? post : NULL);
         s <<= r;
         levels -= r;
     }
 }
 
 /* Plain base pass: blocks of 2^FHT_LR vectors, all in-register levels and FHT_LR
- * cross-register levels. */
-FHT_NOINLINE void FHT_NAME(base_plain)(FHT_T *dst, const FHT_T *src, size_t n)
+ * cross-register levels; pre and post (each possibly NULL) as in block. */
+#define FHT_PLAIN_LOOP_(dp, dq)                                                     \
+    for (size_t b = 0; b < n; b += B)                                              \
+        FHT_NAME(block)(dst + b, src + b, FHT_W_, FHT_LR, FHT_LW, FHT_LR, (dp) ? pre + b : NULL,     \
+                        (dq) ? post + b : NULL, (dp), (dq));
+FHT_NOINLINE void FHT_NAME(base_plain)(FHT_T *dst, const FHT_T *src, size_t n, const FHT_T *pre,
+                                        const FHT_T *post)
 {
     const size_t B = FHT_W_ << FHT_LR;
-    for (size_t b = 0; b < n; b += B)
-        FHT_NAME(block)(dst + b, src + b, FHT_W_, FHT_LR, FHT_LW, FHT_LR);
+    if (pre && post) FHT_PLAIN_LOOP_(1, 1)
+    else if (pre) FHT_PLAIN_LOOP_(1, 0)
+    else if (post) FHT_PLAIN_LOOP_(0, 1)
+    else FHT_PLAIN_LOOP_(0, 0)
 }
+#undef FHT_PLAIN_LOOP_
 
 #if FHT_LW > 0 && FHT_LR > 1
 #define FHT_PLR_ (FHT_LR - 1)
 /* Software-pipelined base pass: blocks of 2^(FHT_LR-1) vectors; while the cross-
- * register levels of block b run, block b+1 is loaded and goes through its
- * in-register levels. n is a multiple of the block. */
-FHT_NOINLINE void FHT_NAME(base_pipe)(FHT_T *dst, const FHT_T *src, size_t n)
+ * register levels of block b run, block b+1 is loaded (and multiplied by pre when dp)
+ * and goes through its in-register levels. n is a multiple of the block. It is never
+ * the last pass of a transform, so it takes no post diagonal. */
+FHT_INLINE void FHT_NAME(base_pipe_)(FHT_T *dst, const FHT_T *src, size_t n, const FHT_T *pre, const int dp)
 {
     enum { R = 1 << FHT_PLR_ };
     const size_t B = FHT_W_ << FHT_PLR_;
     FHT_V v[16], w[16];
 #pragma GCC unroll 16
-    for (int k = 0; k < R; k++) v[k] = FHT_LOAD(src + (size_t)k * FHT_W_);
+    for (int k = 0; k < R; k++) {
+        v[k] = FHT_LOAD(src + (size_t)k * FHT_W_);
+        if (dp) v[k] = FHT_MUL(v[k], FHT_LOAD(pre + (size_t)k * FHT_W_));
+    }
 #pragma GCC unroll 4
     for (int l = 0; l < FHT_LW; l++) {
 #pragma GCC unroll 16
@@ -187,7 +224,10 @@ FHT_NOINLINE void FHT_NAME(base_pipe)(FHT_T *dst, const FHT_T *src, size_t n)
         const FHT_T *next = src + b + B;
         if (b + B < n) {
 #pragma GCC unroll 16
-            for (int k = 0; k < R; k++) w[k] = FHT_LOAD(next + (size_t)k * FHT_W_);
+            for (int k = 0; k < R; k++) {
+                w[k] = FHT_LOAD(next + (size_t)k * FHT_W_);
+                if (dp) w[k] = FHT_MUL(w[k], FHT_LOAD(pre + b + B + (size_t)k * FHT_W_));
+            }
 #pragma GCC unroll 4
             for (int st = 0; st < 4; st++) {
                 if (st < FHT_LW) {
@@ -210,39 +250,57 @@ FHT_NOINLINE void FHT_NAME(base_pipe)(FHT_T *dst, const FHT_T *src, size_t n)
         for (int k = 0; k < R; k++) v[k] = w[k];
     }
 }
+FHT_NOINLINE void FHT_NAME(base_pipe)(FHT_T *dst, const FHT_T *src, size_t n, const FHT_T *pre)
+{
+    if (pre) FHT_NAME(base_pipe_)(dst, src, n, pre, 1);
+    else FHT_NAME(base_pipe_)(dst, src, n, pre, 0);
+}
 #endif
 
 /* A row shorter than one plain base block but at least one vector: 2^c vectors. */
-FHT_NOINLINE void FHT_NAME(short_row)(FHT_T *dst, const FHT_T *src, int c)
+#define FHT_SHORT_(c_, dp, dq) FHT_NAME(block)(dst, src, FHT_W_, (c_), FHT_LW, (c_), pre, post, (dp), (dq));
+#define FHT_SHORT4_(c_)                                                              \
+    if (pre && post) FHT_SHORT_(c_, 1, 1) else if (pre) FHT_SHORT_(c_, 1, 0)          \
+    else if (post) FHT_SHORT_(c_, 0, 1) else FHT_SHORT_(c_, 0, 0)
+FHT_NOINLINE void FHT_NAME(short_row)(FHT_T *dst, const FHT_T *src, int c, const FHT_T *pre, const FHT_T *post)
 {
     switch (c) {
-    case 0: FHT_NAME(block)(dst, src, FHT_W_, 0, FHT_LW, 0); break;
+    case 0: FHT_SHORT4_(0) break;
 #if FHT_LR > 1
-    case 1: FHT_NAME(block)(dst, src, FHT_W_, 1, FHT_LW, 1); break;
+    case 1: FHT_SHORT4_(1) break;
 #endif
 #if FHT_LR > 2
-    case 2: FHT_NAME(block)(dst, src, FHT_W_, 2, FHT_LW, 2); break;
+    case 2: FHT_SHORT4_(2) break;
 #endif
 #if FHT_LR > 3
-    case 3: FHT_NAME(block)(dst, src, FHT_W_, 3, FHT_LW, 3); break;
+    case 3: FHT_SHORT4_(3) break;
 #endif
     default: break;
     }
 }
+#undef FHT_SHORT_
+#undef FHT_SHORT4_
 
 /* Rows of 2^L elements lying back to back, with L < FHT_LW + FHT_LR: whole register
  * blocks hold several rows, and only the first L levels are applied. n_total is a
- * multiple of the block size. */
-FHT_NOINLINE void FHT_NAME(packed_rows)(FHT_T *dst, const FHT_T *src, size_t n_total, int L)
+ * multiple of the block size. pre and post (or NULL) are the diagonals tiled over one
+ * block (B elements: the same for every block, since B is a multiple of the row). */
+FHT_NOINLINE void FHT_NAME(packed_rows)(FHT_T *dst, const FHT_T *src, size_t n_total, int L, const FHT_T *pre,
+                                         const FHT_T *post)
 {
     const size_t B = FHT_W_ << FHT_LR;
     const int ni = L < FHT_LW ? L : FHT_LW;
     const int nc = L - ni;
-#define FHT_PACKED_(ni_, nc_)                                                       \
-    for (size_t b = 0; b < n_total; b += B)                                        \
-        FHT_NAME(block)(dst + b, src + b, FHT_W_, FHT_LR, (ni_), (nc_));
+#define FHT_PACKED_D_(ni_, nc_, dp, dq)                                              \
+    for (size_t b = 0; b < n_total; b += B)                                         \
+        FHT_NAME(block)(dst + b, src + b, FHT_W_, FHT_LR, (ni_), (nc_), pre, post, (dp), (dq));
+#define FHT_PACKED_(ni_, nc_)                                                        \
+    if (pre && post) { FHT_PACKED_D_(ni_, nc_, 1, 1) }                               \
+    else if (pre) { FHT_PACKED_D_(ni_, nc_, 1, 0) }                                  \
+    else if (post) { FHT_PACKED_D_(ni_, nc_, 0, 1) }                                 \
+    else { FHT_PACKED_D_(ni_, nc_, 0, 0) }
     switch (ni * 8 + nc) {
-    case 0: FHT_PACKED_(0, 0) break; /* L = 0: a copy when out of place */
+    case 0: FHT_PACKED_(0, 0) break; /* L = 0: a copy (and the diagonals) */
 #if FHT_LW >= 1
     case 1 * 8 + 0: FHT_PACKED_(1, 0) break;
 #endif
@@ -265,14 +323,14 @@ FHT_NOINLINE void FHT_NAME(packed_rows)(FHT_T *dst, const FHT_T *src, size_t n_t
     default: break;
     }
 #undef FHT_PACKED_
+#undef FHT_PACKED_D_
 }
 
 /* Scalar transform for rows shorter than one vector: levels in increasing stride. */
-FHT_INLINE void FHT_NAME(tiny)(FHT_T *dst, const FHT_T *src, int L)
+FHT_INLINE void FHT_NAME(tiny)(FHT_T *dst, const FHT_T *src, int L, const FHT_T *pre, const FHT_T *post)
 {
     const size_t n = (size_t)1 << L;
-    if (dst != src)
-        for (size_t i = 0; i < n; i++) dst[i] = src[i];
+    for (size_t i = 0; i < n; i++) dst[i] = pre ? src[i] * pre[i] : src[i];
     for (size_t h = 1; h < n; h <<= 1)
         for (size_t i = 0; i < n; i += h << 1)
             for (size_t j = i; j < i + h; j++) {
@@ -280,33 +338,33 @@ FHT_INLINE void FHT_NAME(tiny)(FHT_T *dst, const FHT_T *src, int L)
                 dst[j] = a + b;
                 dst[j + h] = a - b;
             }
+    if (post)
+        for (size_t i = 0; i < n; i++) dst[i] *= post[i];
 }
 
 /* --------------------------------------------------------------- whole rows */
 
 /* One row kept in L1: FHT_LW + FHT_LR <= L <= FHT_LEAF. */
-static void FHT_NAME(leaf)(FHT_T *dst, const FHT_T *src, int L)
+static void FHT_NAME(leaf)(FHT_T *dst, const FHT_T *src, int L, const FHT_T *pre, const FHT_T *post)
 {
     const size_t n = (size_t)1 << L;
     const int cross = L - FHT_LW; /* levels beyond the vector */
+    const int rest_plain = cross - FHT_LR;
 #ifdef FHT_PLR_
     /* The pipelined base pass covers one cross level fewer; use it unless that costs
      * an extra radix pass. */
-    const int rest_plain = cross - FHT_LR, rest_pipe = cross - FHT_PLR_;
-    const size_t s_plain = FHT_W_ << FHT_LR, s_pipe = FHT_W_ << FHT_PLR_;
+    const int rest_pipe = cross - FHT_PLR_;
+    const size_t s_pipe = FHT_W_ << FHT_PLR_;
     const int m = FHT_MAX_RADIX_(s_pipe);
     const int passes_plain = (rest_plain + m - 1) / m, passes_pipe = (rest_pipe + m - 1) / m;
     if (passes_pipe <= passes_plain) {
-        FHT_NAME(base_pipe)(dst, src, n);
-        FHT_NAME(upper)(dst, n, s_pipe, rest_pipe);
+        FHT_NAME(base_pipe)(dst, src, n, pre);
+        FHT_NAME(upper)(dst, n, s_pipe, rest_pipe, post);
         return;
     }
-    FHT_NAME(base_plain)(dst, src, n);
-    FHT_NAME(upper)(dst, n, s_plain, rest_plain);
-#else
-    FHT_NAME(base_plain)(dst, src, n);
-    FHT_NAME(upper)(dst, n, FHT_W_ << FHT_LR, cross - FHT_LR);
 #endif
+    FHT_NAME(base_plain)(dst, src, n, pre, rest_plain ? NULL : post);
+    FHT_NAME(upper)(dst, n, FHT_W_ << FHT_LR, rest_plain, post);
 }
 
 /* One row, L >= FHT_LW + FHT_LR. Above the leaf size the row is cut into chunks of
@@ -316,10 +374,10 @@ static void FHT_NAME(leaf)(FHT_T *dst, const FHT_T *src, int L)
  * minimises the number of passes over the slower caches. (Measured on Zen 4 against
  * chunks of 2^(L-4) and of L2 size joined by radix-4 passes: 5-9% faster at 2^16 to
  * 2^20.) */
-static void FHT_NAME(rec)(FHT_T *dst, const FHT_T *src, int L)
+static void FHT_NAME(rec)(FHT_T *dst, const FHT_T *src, int L, const FHT_T *pre, const FHT_T *post)
 {
     if (L <= FHT_LEAF) {
-        FHT_NAME(leaf)(dst, src, L);
+        FHT_NAME(leaf)(dst, src, L, pre, post);
         return;
     }
     const size_t n = (size_t)1 << L;
@@ -327,34 +385,42 @@ static void FHT_NAME(rec)(FHT_T *dst, const FHT_T *src, int L)
     if (sub < FHT_LEAF - 1) sub = FHT_LEAF - 1;
     const size_t chunk = (size_t)1 << sub;
     for (size_t c = 0; c < n; c += chunk)
-        FHT_NAME(rec)(dst + c, src + c, sub);
-    FHT_NAME(upper)(dst, n, chunk, L - sub);
+        FHT_NAME(rec)(dst + c, src + c, sub, pre ? pre + c : NULL, NULL);
+    FHT_NAME(upper)(dst, n, chunk, L - sub, post);
 }
 
-static void FHT_NAME(row)(FHT_T *dst, const FHT_T *src, int L)
+static void FHT_NAME(row)(FHT_T *dst, const FHT_T *src, int L, const FHT_T *pre, const FHT_T *post)
 {
     if (L < FHT_LW)
-        FHT_NAME(tiny)(dst, src, L);
+        FHT_NAME(tiny)(dst, src, L, pre, post);
     else if (L < FHT_LW + FHT_LR)
-        FHT_NAME(short_row)(dst, src, L - FHT_LW);
+        FHT_NAME(short_row)(dst, src, L - FHT_LW, pre, post);
     else
-        FHT_NAME(rec)(dst, src, L);
+        FHT_NAME(rec)(dst, src, L, pre, post);
 }
 
 void FHT_NAME(batch)(FHT_T *dst, ptrdiff_t dst_stride, const FHT_T *src, ptrdiff_t src_stride, int L,
-                     size_t count)
+                     size_t count, const FHT_T *pre, const FHT_T *post)
 {
     const size_t n = (size_t)1 << L;
     size_t r = 0;
     if (L < FHT_LW + FHT_LR && count > 1 && (size_t)dst_stride == n && (size_t)src_stride == n) {
-        /* Short rows back to back: whole register blocks at a time. */
+        /* Short rows back to back: whole register blocks at a time, with the diagonals
+         * tiled over one block. */
         const size_t B = FHT_W_ << FHT_LR;
         const size_t packed = (count * n) / B * B;
-        if (packed) FHT_NAME(packed_rows)(dst, src, packed, L);
+        if (packed) {
+            FHT_T tp[FHT_W_ << FHT_LR], tq[FHT_W_ << FHT_LR];
+            for (size_t i = 0; i < B; i++) {
+                if (pre) tp[i] = pre[i & (n - 1)];
+                if (post) tq[i] = post[i & (n - 1)];
+            }
+            FHT_NAME(packed_rows)(dst, src, packed, L, pre ? tp : NULL, post ? tq : NULL);
+        }
         r = packed >> L;
     }
     for (; r < count; r++)
-        FHT_NAME(row)(dst + (ptrdiff_t)r * dst_stride, src + (ptrdiff_t)r * src_stride, L);
+        FHT_NAME(row)(dst + (ptrdiff_t)r * dst_stride, src + (ptrdiff_t)r * src_stride, L, pre, post);
 }
 
 #undef FHT_W_

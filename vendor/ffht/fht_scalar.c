@@ -5,6 +5,7 @@
 #define FHT_STORE(p, v) (*(p) = (v))
 #define FHT_ADD(a, b) ((a) + (b))
 #define FHT_SUB(a, b) ((a) - (b))
+#define FHT_MUL(a, b) ((a) * (b))
 #define FHT_SUB_X(a, b) ((a) - (b))
 #define FHT_INREG1(v, l) (v)
 #define FHT_LW 0

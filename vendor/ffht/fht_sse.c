@@ -24,6 +24,7 @@ FHT_INLINE_ __m128 fht_sse_inreg_f32(__m128 x, const int l)
 #define FHT_STORE(p, v) _mm_storeu_ps((p), (v))
 #define FHT_ADD(a, b) _mm_add_ps((a), (b))
 #define FHT_SUB(a, b) _mm_sub_ps((a), (b))
+#define FHT_MUL(a, b) _mm_mul_ps((a), (b))
 #define FHT_SUB_X(a, b) _mm_sub_ps((a), (b))
 #define FHT_INREG1(v, l) fht_sse_inreg_f32((v), (l))
 #define FHT_NAME(x) fht_##x##_sse_f32
@@ -35,6 +36,7 @@ FHT_INLINE_ __m128 fht_sse_inreg_f32(__m128 x, const int l)
 #undef FHT_STORE
 #undef FHT_ADD
 #undef FHT_SUB
+#undef FHT_MUL
 #undef FHT_SUB_X
 #undef FHT_INREG1
 #undef FHT_NAME
@@ -53,6 +55,7 @@ FHT_INLINE_ __m128d fht_sse_inreg_f64(__m128d x, const int l)
 #define FHT_STORE(p, v) _mm_storeu_pd((p), (v))
 #define FHT_ADD(a, b) _mm_add_pd((a), (b))
 #define FHT_SUB(a, b) _mm_sub_pd((a), (b))
+#define FHT_MUL(a, b) _mm_mul_pd((a), (b))
 #define FHT_SUB_X(a, b) _mm_sub_pd((a), (b))
 #define FHT_INREG1(v, l) fht_sse_inreg_f64((v), (l))
 #define FHT_NAME(x) fht_##x##_sse_f64

@@ -152,6 +152,66 @@ DEFINE_SINGLE_TEST(double, f64, fht_double, fht_double_oop, ref_f64)
 DEFINE_BATCH_TEST(float, f32, fht_float_batch, fht_float_batch_oop, ref_f32)
 DEFINE_BATCH_TEST(double, f64, fht_double_batch, fht_double_batch_oop, ref_f64)
 
+
+/* Diagonals: row -> post * H(pre * row), bit for bit against the reference on the same
+ * operations (one product rounded before, one after), for every combination of pre and
+ * post, in place and out of place, packed short rows (the diagonals tiled over blocks)
+ * and rows above the leaf size (pre split over the recursive chunks). */
+#define DEFINE_DIAG_TEST(T, sfx, fn_diag, fn_oop_diag, ref)                                        \
+    static void test_diag_##sfx(const char *lvl)                                                   \
+    {                                                                                              \
+        const int log_ns[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 17};               \
+        const size_t counts[] = {1, 3, 70};                                                        \
+        for (size_t li = 0; li < sizeof(log_ns) / sizeof(log_ns[0]); li++) {                       \
+            const int log_n = log_ns[li];                                                          \
+            const size_t n = (size_t)1 << log_n;                                                   \
+            T *pre = malloc(n * sizeof(T)), *post = malloc(n * sizeof(T));                         \
+            for (size_t i = 0; i < n; i++) {                                                       \
+                pre[i] = (T)(rng_uniform() - 0.5);                                                 \
+                post[i] = (T)(3.0 * rng_uniform() - 1.0);                                          \
+            }                                                                                      \
+            for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {                   \
+                const size_t count = log_n > 12 ? 2 : counts[ci];                                  \
+                for (int combo = 1; combo < 4; combo++) {                                          \
+                    const T *p = combo & 1 ? pre : NULL, *q = combo & 2 ? post : NULL;            \
+                    for (int padded = 0; padded < 2; padded++) {                                   \
+                        const size_t stride = n + (size_t)padded * 5, total = count * stride;      \
+                        T *x = malloc(total * sizeof(T)), *r = malloc(total * sizeof(T));          \
+                        T *o = malloc(total * sizeof(T));                                          \
+                        for (size_t i = 0; i < total; i++) x[i] = (T)(2.0 * rng_uniform() - 1.0);  \
+                        for (size_t c = 0; c < count; c++) {                                       \
+                            T *row = r + c * stride;                                               \
+                            for (size_t i = 0; i < n; i++) row[i] = p ? x[c * stride + i] * p[i] : x[c * stride + i]; \
+                            ref(row, log_n);                                                       \
+                            if (q)                                                                 \
+                                for (size_t i = 0; i < n; i++) row[i] *= q[i];                     \
+                        }                                                                          \
+                        const int e1 = fn_oop_diag(x, (ptrdiff_t)stride, o, (ptrdiff_t)stride, log_n, count, p, q); \
+                        const int e2 = fn_diag(x, log_n, count, (ptrdiff_t)stride, p, q);          \
+                        CHECK(e1 == 0 && e2 == 0, "%s diag returned an error", lvl);               \
+                        size_t bad = 0, bad_o = 0;                                                 \
+                        for (size_t c = 0; c < count; c++)                                         \
+                            for (size_t i = 0; i < n; i++) {                                       \
+                                const size_t k = c * stride + i;                                   \
+                                bad += memcmp(&x[k], &r[k], sizeof(T)) != 0;                       \
+                                bad_o += memcmp(&o[k], &r[k], sizeof(T)) != 0;                     \
+                            }                                                                      \
+                        CHECK(bad == 0 && bad_o == 0,                                              \
+                              "%s " #T " diag log_n=%d count=%zu pre=%d post=%d padded=%d: %zu/%zu differ", \
+                              lvl, log_n, count, p != NULL, q != NULL, padded, bad, bad_o);        \
+                        free(x);                                                                   \
+                        free(r);                                                                   \
+                        free(o);                                                                   \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+            free(pre);                                                                             \
+            free(post);                                                                            \
+        }                                                                                          \
+    }
+DEFINE_DIAG_TEST(float, f32, fht_float_batch_diag, fht_float_batch_oop_diag, ref_f32)
+DEFINE_DIAG_TEST(double, f64, fht_double_batch_diag, fht_double_batch_oop_diag, ref_f64)
+
 /* H(Hx) = n x, exactly, on integers (all partial sums fit the mantissa). */
 static void test_involution(const char *lvl)
 {
@@ -187,6 +247,11 @@ static void test_bad_arguments(void)
     CHECK(fht_float_oop(f, f, 3) == 0, "in = out is the in-place transform");
     CHECK(fht_float_batch_oop(f, 8, f + 8, 8, 3, 2) == -1, "overlapping batches accepted");
     CHECK(fht_float_batch_oop(f, 8, f, 9, 3, 2) == -1, "same buffer, different strides accepted");
+    CHECK(fht_float_batch_diag(f, 3, 2, 8, f + 12, NULL) == -1, "pre overlapping the output accepted");
+    CHECK(fht_float_batch_diag(f, 3, 2, 8, NULL, f + 4) == -1, "post overlapping the output accepted");
+    CHECK(fht_float_batch_diag(f, 3, 2, 8, f + 16, f + 24) == 0, "diagonals beside the output refused");
+    CHECK(fht_double_batch_oop_diag(d, 8, d + 16, 8, 3, 2, d, NULL) == 0, "pre over the input refused");
+    CHECK(fht_double_batch_oop_diag(d, 8, d + 16, 8, 3, 2, NULL, d + 20) == -1, "post over the output accepted");
     CHECK(fht_set_simd_level((fht_simd_level)7) == -1, "unknown level accepted");
     CHECK(fht_set_simd_level((fht_simd_level)-1) == -1, "negative level accepted");
 }
@@ -213,6 +278,8 @@ int main(int argc, char **argv)
         test_batch_f32(name);
         test_batch_f64(name);
         test_involution(name);
+        test_diag_f32(name);
+        test_diag_f64(name);
         printf("%-7s %s\n", name, failures == before ? "ok" : "FAILED");
     }
     printf("%s (%d failures)\n", failures ? "FAILED" : "all passed", failures);
