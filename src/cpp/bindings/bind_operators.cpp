@@ -1,14 +1,137 @@
-// bind_operators.cpp - frequency operators and fused sketches.
+// bind_operators.cpp - structured frequency operators (and, later, fused sketches).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <cstdint>
+#include <string>
+
 #include "common.hpp"
+#include "pysketch/operators.hpp"
 
 namespace pysketch_bind {
 
+namespace {
+
+namespace ops = pysketch::operators;
+
+// A 1-D contiguous array of `size` elements of T, or a clear error naming it.
+template <class T>
+const T *vector_of(const py::object &obj, const char *name, std::size_t size, bool required = true)
+{
+    if (obj.is_none()) {
+        if (required) throw py::value_error(std::string(name) + " is required");
+        return nullptr;
+    }
+    if (!py::isinstance<py::array>(obj)) throw py::type_error(std::string(name) + " must be a numpy array");
+    const auto a = obj.cast<py::array>();
+    if (!a.dtype().equal(py::dtype::of<T>()))
+        throw py::type_error(std::string(name) + " must have dtype " + py::str(py::dtype::of<T>()).cast<std::string>() +
+                             ", got " + dtype_name(a));
+    if (a.ndim() != 1 || static_cast<std::size_t>(a.shape(0)) != size)
+        throw py::value_error(std::string(name) + " must be 1-D with " + std::to_string(size) + " elements");
+    if (size > 1 && a.strides(0) != static_cast<py::ssize_t>(sizeof(T)))
+        throw py::value_error(std::string(name) + " must be contiguous");
+    return static_cast<const T *>(a.data());
+}
+
+// The structured operator of one dtype, holding its arrays alive.
+template <class T>
+class StructuredCore {
+  public:
+    StructuredCore(int kind, std::size_t d, std::size_t m, int log_dp, py::object a, py::object b, py::object c,
+                   py::object post, py::object perm)
+        : keep_{a, b, c, post, perm}
+    {
+        if (kind < 0 || kind > 2) throw py::value_error("kind must be 0 (r3), 1 (gr2) or 2 (fastfood)");
+        if (log_dp < 0 || log_dp > 24) throw py::value_error("log_dp must be in [0, 24]");
+        op_.kind = static_cast<ops::Kind>(kind);
+        op_.d = d;
+        op_.m = m;
+        op_.log_dp = log_dp;
+        const std::size_t dp = op_.dp();
+        if (d == 0 || d > dp) throw py::value_error("d must be in [1, 2**log_dp]");
+        if (m == 0) throw py::value_error("m must be positive");
+        op_.blocks = (m + dp - 1) / dp;
+        const std::size_t w = op_.width();
+        op_.a = vector_of<T>(a, "a", w);
+        op_.b = vector_of<T>(b, "b", w);
+        op_.post = vector_of<T>(post, "post", w);
+        if (op_.kind == ops::Kind::fastfood) {
+            op_.perm = vector_of<std::int32_t>(perm, "perm", w);
+            for (std::size_t k = 0; k < op_.blocks; ++k) {  // each block's perm must be a permutation of [0, dp)
+                std::vector<bool> seen(dp, false);
+                for (std::size_t i = 0; i < dp; ++i) {
+                    const std::int32_t p = op_.perm[k * dp + i];
+                    if (p < 0 || static_cast<std::size_t>(p) >= dp || seen[static_cast<std::size_t>(p)])
+                        throw py::value_error("perm must hold a permutation of range(dp) for every block");
+                    seen[static_cast<std::size_t>(p)] = true;
+                }
+            }
+        } else {
+            op_.c = vector_of<T>(c, "c", w);
+        }
+        ops::validate(op_);
+    }
+
+    // out (rows, m) = x (rows, d) Omega
+    void apply(const py::array &x, const py::array &out) const
+    {
+        const Rows<T> in = unpack<T>(x, "x", false);
+        const Rows<T> o = unpack<T>(out, "out", true);
+        check_rows(in, op_.d, "x");
+        check_rows(o, op_.m, "out");
+        if (in.rows != o.rows) throw py::value_error("x and out must have the same number of rows");
+        py::gil_scoped_release release;
+        ops::apply(op_, in.data, in.stride, in.rows, o.data, o.stride);
+    }
+
+    // out (rows, d) = v (rows, m) Omega^T
+    void adjoint(const py::array &v, const py::array &out) const
+    {
+        const Rows<T> in = unpack<T>(v, "v", false);
+        const Rows<T> o = unpack<T>(out, "out", true);
+        check_rows(in, op_.m, "v");
+        check_rows(o, op_.d, "out");
+        if (in.rows != o.rows) throw py::value_error("v and out must have the same number of rows");
+        py::gil_scoped_release release;
+        ops::adjoint(op_, in.data, in.stride, in.rows, o.data, o.stride);
+    }
+
+    const ops::Structured<T> &spec() const { return op_; }
+
+  private:
+    static void check_rows(const Rows<T> &r, std::size_t n, const char *name)
+    {
+        if (r.n != n)
+            throw py::value_error(std::string(name) + " must have " + std::to_string(n) + " columns, got " +
+                                  std::to_string(r.n));
+        if (r.rows > 1 && r.stride < static_cast<std::ptrdiff_t>(r.n))
+            throw py::value_error(std::string(name) + ": rows must not overlap");
+    }
+
+    ops::Structured<T> op_;
+    py::object keep_[5];
+};
+
+template <class T>
+void bind_structured(py::module_ &m, const char *name)
+{
+    py::class_<StructuredCore<T>>(m, name)
+        .def(py::init<int, std::size_t, std::size_t, int, py::object, py::object, py::object, py::object, py::object>(),
+             py::arg("kind"), py::arg("d"), py::arg("m"), py::arg("log_dp"), py::arg("a"), py::arg("b"),
+             py::arg("c"), py::arg("post"), py::arg("perm"))
+        .def("apply", &StructuredCore<T>::apply, py::arg("x").noconvert(), py::arg("out").noconvert(),
+             "out (rows, m) = x (rows, d) @ Omega")
+        .def("adjoint", &StructuredCore<T>::adjoint, py::arg("v").noconvert(), py::arg("out").noconvert(),
+             "out (rows, d) = v (rows, m) @ Omega.T");
+}
+
+}  // namespace
+
 void bind_operators(py::module_ &m)
 {
-    (void)m;
+    bind_structured<float>(m, "StructuredF32");
+    bind_structured<double>(m, "StructuredF64");
 }
 
 }  // namespace pysketch_bind

@@ -338,6 +338,26 @@ bool all_finite(const T *data, std::ptrdiff_t stride, std::size_t rows, std::siz
     return finite.load();
 }
 
+// The C kernel with fused diagonals, on the calling thread, for code that schedules its
+// own work (the structured operators): row r of dst = post * H(pre * row r of src),
+// elementwise (pre, post: n values or nullptr). src may equal dst (same stride); strides
+// are non-negative and at least n when rows > 1; pre and post do not overlap dst.
+template <class T>
+void transform_diag(const T *src, std::ptrdiff_t src_stride, T *dst, std::ptrdiff_t dst_stride, std::size_t rows,
+                    int log_n, const T *pre, const T *post)
+{
+    detail::check_type<T>();
+    int status;
+    if constexpr (std::is_same_v<T, float>) {
+        status = src == dst ? fht_float_batch_diag(dst, log_n, rows, dst_stride, pre, post)
+                            : fht_float_batch_oop_diag(src, src_stride, dst, dst_stride, log_n, rows, pre, post);
+    } else {
+        status = src == dst ? fht_double_batch_diag(dst, log_n, rows, dst_stride, pre, post)
+                            : fht_double_batch_oop_diag(src, src_stride, dst, dst_stride, log_n, rows, pre, post);
+    }
+    detail::check_result(status);
+}
+
 }  // namespace hadamard
 }  // namespace pysketch
 

@@ -1,0 +1,252 @@
+// operators.hpp - structured random frequency operators over the fast Walsh-Hadamard
+// transform (header-only, C++17; knows nothing of Python).
+//
+// A structured operator Omega (d x m) stacks `blocks` = ceil(m / dp) independent square
+// blocks of size dp = 2^log_dp >= d (Chatalic's thesis, sec. 5.2.3): inputs are padded
+// with zeros from d to dp, each block gives dp outputs, and the first m outputs are kept.
+// Block b maps a padded input x to
+//
+//     R3  / GR2:  post_b * H (c_b * H (b_b * H (a_b * x)))
+//     Fastfood:   post_b * H (b_b * P_b H (a_b * x)),   (P_b y)_i = y[perm_b[i]]
+//
+// (elementwise products; H the unnormalized Hadamard matrix). The caller draws the
+// diagonals and folds every constant into them (thesis (5.6)-(5.8)):
+//     R3:       a, b, c = D1, D2, D3 (Rademacher)   post = radii / dp^(3/2)
+//     GR2:      a, b = D1, D2 (Rademacher), c = D_G  post = radii / (dp ||D_G||_F)
+//     Fastfood: a = D_R (Rademacher), b = D_G        post = radii / (sqrt(dp) ||D_G||_F)
+// so that apply computes Omega^T x and adjoint Omega v exactly as the products of these
+// matrices (the adjoint runs the transposed sequence: H is symmetric, the diagonals are
+// their own transposes and P^T scatters what P gathers).
+//
+// Every multiplication by a diagonal rides on a pass of the transform (vendor/ffht's
+// fused diagonals), so a block costs three (two for Fastfood) transforms of dp values.
+// Rows are processed in groups that fit in L1, and the work is split over the threads of
+// parallel.hpp.
+#ifndef PYSKETCH_OPERATORS_HPP
+#define PYSKETCH_OPERATORS_HPP
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "pysketch/hadamard.hpp"
+#include "pysketch/parallel.hpp"
+
+namespace pysketch {
+namespace operators {
+
+enum class Kind : int { r3 = 0, gr2 = 1, fastfood = 2 };
+
+// A structured operator: sizes and pointers to its diagonals (owned by the caller). The
+// arrays hold `blocks` consecutive runs of dp values (perm: dp indices in [0, dp)).
+template <class T>
+struct Structured {
+    Kind kind = Kind::r3;
+    std::size_t d = 0, m = 0, blocks = 0;
+    int log_dp = 0;
+    const T *a = nullptr, *b = nullptr, *c = nullptr;  // c: R3 and GR2 only
+    const T *post = nullptr;
+    const std::int32_t *perm = nullptr;  // Fastfood only
+
+    std::size_t dp() const { return std::size_t{1} << log_dp; }
+    std::size_t width() const { return blocks * dp(); }
+};
+
+// Throws std::invalid_argument unless the description is consistent.
+template <class T>
+void validate(const Structured<T> &op)
+{
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "float or double");
+    if (op.log_dp < 0 || op.log_dp > 24) throw std::invalid_argument("structured operator: log_dp out of range");
+    const std::size_t dp = op.dp();
+    if (op.d == 0 || op.d > dp) throw std::invalid_argument("structured operator: need 1 <= d <= dp");
+    if (op.m == 0 || op.blocks != (op.m + dp - 1) / dp)
+        throw std::invalid_argument("structured operator: blocks must be ceil(m / dp)");
+    if (!op.a || !op.b || !op.post) throw std::invalid_argument("structured operator: missing diagonal");
+    if (op.kind == Kind::fastfood ? op.perm == nullptr : op.c == nullptr)
+        throw std::invalid_argument("structured operator: missing diagonal or permutation");
+}
+
+namespace detail {
+
+// Rows per group: about 16 KiB of one block's values, so a group stays in L1.
+template <class T>
+std::size_t group_rows(int log_dp)
+{
+    return std::max<std::size_t>(1, (std::size_t{16384} / sizeof(T)) >> log_dp);
+}
+
+// Minimum work (rows x outputs) before the threads are woken.
+inline constexpr std::size_t parallel_min_outputs = std::size_t{1} << 16;
+
+// The forward map of block k on `rows` rows: from src (row stride src_stride; padded
+// rows of dp values, or buf itself) to dst (row stride dst_stride: the output when the
+// whole block is kept, else buf). buf and tmp (rows x dp each) are scratch; the first
+// transform reads src, the last writes dst, so no copy is needed in either case.
+template <class T>
+void forward_block(const Structured<T> &op, std::size_t k, const T *src, std::ptrdiff_t src_stride, T *dst,
+                   std::ptrdiff_t dst_stride, T *buf, T *tmp, std::size_t rows)
+{
+    const std::size_t dp = op.dp();
+    const auto ds = static_cast<std::ptrdiff_t>(dp);
+    const std::size_t off = k * dp;
+    if (op.kind == Kind::fastfood) {
+        hadamard::transform_diag<T>(src, src_stride, buf, ds, rows, op.log_dp, op.a + off, nullptr);
+        const std::int32_t *perm = op.perm + off;
+        for (std::size_t r = 0; r < rows; ++r) {
+            const T *from = buf + r * dp;
+            T *to = tmp + r * dp;
+            for (std::size_t i = 0; i < dp; ++i) to[i] = from[perm[i]];
+        }
+        hadamard::transform_diag<T>(tmp, ds, dst, dst_stride, rows, op.log_dp, op.b + off, op.post + off);
+        return;
+    }
+    hadamard::transform_diag<T>(src, src_stride, buf, ds, rows, op.log_dp, op.a + off, nullptr);
+    hadamard::transform_diag<T>(buf, ds, buf, ds, rows, op.log_dp, op.b + off, nullptr);
+    hadamard::transform_diag<T>(buf, ds, dst, dst_stride, rows, op.log_dp, op.c + off, op.post + off);
+}
+
+// The adjoint of block k: buf (rows x dp, zero-padded outputs of the block) becomes the
+// block's contribution to Omega v, in place (tmp: scratch).
+template <class T>
+void adjoint_block(const Structured<T> &op, std::size_t k, T *buf, T *tmp, std::size_t rows)
+{
+    const std::size_t dp = op.dp();
+    const auto ds = static_cast<std::ptrdiff_t>(dp);
+    const std::size_t off = k * dp;
+    if (op.kind == Kind::fastfood) {
+        hadamard::transform_diag<T>(buf, ds, buf, ds, rows, op.log_dp, op.post + off, nullptr);
+        const std::int32_t *perm = op.perm + off;
+        const T *g = op.b + off;
+        for (std::size_t r = 0; r < rows; ++r) {
+            const T *src = buf + r * dp;
+            T *dst = tmp + r * dp;
+            for (std::size_t i = 0; i < dp; ++i) dst[perm[i]] = g[i] * src[i];
+        }
+        hadamard::transform_diag<T>(tmp, ds, buf, ds, rows, op.log_dp, nullptr, op.a + off);
+        return;
+    }
+    hadamard::transform_diag<T>(buf, ds, buf, ds, rows, op.log_dp, op.post + off, nullptr);
+    hadamard::transform_diag<T>(buf, ds, buf, ds, rows, op.log_dp, op.c + off, nullptr);
+    hadamard::transform_diag<T>(buf, ds, buf, ds, rows, op.log_dp, op.b + off, op.a + off);
+}
+
+// Per-thread scratch memory, kept between calls (no allocation or zeroing per call).
+// scratch<T>(slot, n) returns n uninitialized elements; slots 0-2 are distinct buffers.
+template <class T>
+T *scratch(int slot, std::size_t n)
+{
+    thread_local std::vector<T> buffers[3];
+    std::vector<T> &b = buffers[slot];
+    if (b.size() < n) b.resize(n);
+    return b.data();
+}
+
+// Copy `rows` rows of d values (stride in elements) into buf (stride dp), zero-padded.
+template <class T>
+void load_padded(const T *x, std::ptrdiff_t stride, std::size_t rows, std::size_t d, std::size_t dp, T *buf)
+{
+    for (std::size_t r = 0; r < rows; ++r) {
+        T *dst = buf + r * dp;
+        std::memcpy(dst, x + static_cast<std::ptrdiff_t>(r) * stride, d * sizeof(T));
+        std::fill(dst + d, dst + dp, T(0));
+    }
+}
+
+}  // namespace detail
+
+// out[r, 0:m] = Omega^T x_r for the `rows` rows of x (d values each). Strides in elements.
+template <class T>
+void apply(const Structured<T> &op, const T *x, std::ptrdiff_t x_stride, std::size_t rows, T *out,
+           std::ptrdiff_t out_stride)
+{
+    validate(op);
+    if (rows == 0) return;
+    const std::size_t dp = op.dp(), g = detail::group_rows<T>(op.log_dp);
+    const std::size_t groups = (rows + g - 1) / g, items = groups * op.blocks;
+    // Rows of exactly dp values (no padding) at a stride the kernel takes are read in
+    // place; otherwise each group is copied once, zero-padded, and reused for every block.
+    const bool direct = op.d == dp && (rows == 1 || x_stride >= static_cast<std::ptrdiff_t>(dp));
+    auto work = [&](std::size_t begin, std::size_t end) {
+        T *const pad = direct ? nullptr : detail::scratch<T>(0, g * dp);
+        T *const buf = detail::scratch<T>(1, g * dp);
+        T *const tmp = op.kind == Kind::fastfood ? detail::scratch<T>(2, g * dp) : nullptr;
+        std::size_t loaded = static_cast<std::size_t>(-1);
+        for (std::size_t item = begin; item < end; ++item) {
+            const std::size_t grp = item / op.blocks, k = item % op.blocks;
+            const std::size_t r0 = grp * g, count = std::min(g, rows - r0);
+            const T *xg = x + static_cast<std::ptrdiff_t>(r0) * x_stride;
+            const T *src = xg;
+            std::ptrdiff_t src_stride = x_stride;
+            if (!direct) {
+                if (loaded != grp) detail::load_padded(xg, x_stride, count, op.d, dp, pad);
+                loaded = grp;
+                src = pad;
+                src_stride = static_cast<std::ptrdiff_t>(dp);
+            }
+            const std::size_t col = k * dp, width = std::min(dp, op.m - col);
+            T *og = out + static_cast<std::ptrdiff_t>(r0) * out_stride + col;
+            if (width == dp && (count == 1 || out_stride >= static_cast<std::ptrdiff_t>(dp))) {
+                detail::forward_block(op, k, src, src_stride, og, out_stride, buf, tmp, count);
+            } else {  // the last, truncated block: through buf
+                detail::forward_block(op, k, src, src_stride, buf, static_cast<std::ptrdiff_t>(dp), buf, tmp, count);
+                for (std::size_t r = 0; r < count; ++r)
+                    std::memcpy(og + static_cast<std::ptrdiff_t>(r) * out_stride, buf + r * dp, width * sizeof(T));
+            }
+        }
+    };
+    const int threads = get_num_threads();
+    if (threads > 1 && items > 1 && rows * op.width() >= detail::parallel_min_outputs)
+        parallel_for(items, static_cast<std::size_t>(threads), work);
+    else
+        work(0, items);
+}
+
+// out[r, 0:d] = Omega v_r for the `rows` rows of v (m values each). Strides in elements.
+template <class T>
+void adjoint(const Structured<T> &op, const T *v, std::ptrdiff_t v_stride, std::size_t rows, T *out,
+             std::ptrdiff_t out_stride)
+{
+    validate(op);
+    if (rows == 0) return;
+    const std::size_t dp = op.dp(), g = detail::group_rows<T>(op.log_dp);
+    const std::size_t groups = (rows + g - 1) / g;
+    auto work = [&](std::size_t begin, std::size_t end) {
+        T *const buf = detail::scratch<T>(1, g * dp);
+        T *const tmp = op.kind == Kind::fastfood ? detail::scratch<T>(2, g * dp) : nullptr;
+        for (std::size_t grp = begin; grp < end; ++grp) {
+            const std::size_t r0 = grp * g, count = std::min(g, rows - r0);
+            for (std::size_t r = 0; r < count; ++r)
+                std::fill_n(out + static_cast<std::ptrdiff_t>(r0 + r) * out_stride, op.d, T(0));
+            for (std::size_t k = 0; k < op.blocks; ++k) {
+                const std::size_t col = k * dp, width = std::min(dp, op.m - col);
+                for (std::size_t r = 0; r < count; ++r) {
+                    T *dst = buf + r * dp;
+                    std::memcpy(dst, v + static_cast<std::ptrdiff_t>(r0 + r) * v_stride + col, width * sizeof(T));
+                    std::fill(dst + width, dst + dp, T(0));
+                }
+                detail::adjoint_block(op, k, buf, tmp, count);
+                for (std::size_t r = 0; r < count; ++r) {
+                    T *o = out + static_cast<std::ptrdiff_t>(r0 + r) * out_stride;
+                    const T *src = buf + r * dp;
+                    for (std::size_t i = 0; i < op.d; ++i) o[i] += src[i];
+                }
+            }
+        }
+    };
+    const int threads = get_num_threads();
+    if (threads > 1 && groups > 1 && rows * op.width() >= detail::parallel_min_outputs)
+        parallel_for(groups, static_cast<std::size_t>(threads), work);
+    else
+        work(0, groups);
+}
+
+}  // namespace operators
+}  // namespace pysketch
+
+#endif  // PYSKETCH_OPERATORS_HPP

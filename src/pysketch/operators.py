@@ -1,0 +1,418 @@
+"""Random frequency operators Omega (d x m): dense, and structured blocks over the fast
+Walsh-Hadamard transform (R3, GR2, Fastfood).
+
+Records are rows, as in scikit-learn: for X of shape (n, d), ``op.apply(X)`` is the
+(n, m) array whose row i is Omega^T x_i, i.e. ``X @ Omega``, and ``op.adjoint(V)`` is
+``V @ Omega.T`` (row i is Omega v_i), which the learning algorithms need for gradients.
+
+Structured operators (Chatalic's thesis, ch. 5) stack ceil(m / d_p) independent square
+blocks of size d_p = 2^ceil(log2 d); inputs are zero-padded to d_p and the first m outputs
+are kept. Each block is M_b^T S_b with S_b the radii of its frequencies and
+
+    R3        M^T = H D3 H D2 H D1 / d_p^(3/2)                    (thesis (5.6))
+    GR2       M^T = H D_G H D2 H D1 / (d_p ||D_G||_F)             (thesis (5.7))
+    Fastfood  M^T = H D_G Pi H D_R / (sqrt(d_p) ||D_G||_F)        (thesis (5.8))
+
+with D1, D2, D3, D_R Rademacher, D_G standard Gaussian (its norm taken per block), Pi a
+uniformly random permutation and H the unnormalized Hadamard matrix. Rows of M^T have
+unit norm; GR2 and Fastfood rows are uniform on the sphere (thesis Lemma 5.5), so with
+radii from chi_{d_p} / sigma their features induce exactly the Gaussian kernel in d
+dimensions (Lemma 5.6); R3 blocks are orthonormal but induce no exact Gaussian kernel.
+
+Every random quantity is drawn from ``random_state`` once, kept in the operator and
+saved with it, so a saved operator is rebuilt exactly without re-drawing.
+"""
+
+import hashlib
+import json
+import math
+import numbers
+
+import numpy as np
+
+from . import _core
+from ._random import as_generator
+from .frequencies import FrequencyLaw, GaussianLaw
+
+__all__ = ["FrequencyOperator", "DenseOperator", "StructuredOperator", "make_operator", "STRUCTURED_KINDS"]
+
+STRUCTURED_KINDS = ("r3", "gr2", "fastfood")
+_KIND_CODES = {"r3": 0, "gr2": 1, "fastfood": 2}
+_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+#: Below this input dimension make_operator(kind="auto") uses a dense operator: the
+#: structured blocks only win by a small factor there (notes anchors_fwht sec. 5) and
+#: dense products are exact matrix products.
+AUTO_STRUCTURED_MIN_D = 64
+
+
+def _check_dtype(dtype):
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"dtype must be float32 or float64, got {dtype!r}") from exc
+    if dt not in _DTYPES:
+        raise TypeError(f"dtype must be float32 or float64, got {dt}")
+    return dt
+
+
+def _check_positive_int(value, name):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a positive integer, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value}")
+    return int(value)
+
+
+class FrequencyOperator:
+    """Base class: a d x m matrix Omega of frequencies, applied to rows of data.
+
+    Subclasses implement `_apply` and `_adjoint` on validated, C-contiguous arrays of the
+    operator's dtype, and `_state` / `_from_state` for saving.
+    """
+
+    kind = None
+
+    def __init__(self, d, m, dtype, law):
+        self.d = d
+        self.m = m
+        self.dtype = dtype
+        self.law = law
+
+    # ------------------------------------------------------------------ products
+
+    def apply(self, X, out=None):
+        """Omega^T x for every row x of X: returns ``X @ Omega``, shape (n, m) (or (m,) for a
+        single record of shape (d,)).
+
+        X is converted to the operator's dtype. NaN or infinite values raise ValueError.
+        """
+        X2, single = self._rows(X, self.d, "X")
+        res = self._output(out, (X2.shape[0], self.m), single, "out")
+        if X2.shape[0]:
+            self._apply(X2, res)
+        return res[0] if single else res
+
+    def adjoint(self, V, out=None):
+        """Omega v for every row v of V: returns ``V @ Omega.T``, shape (n, d) (or (d,))."""
+        V2, single = self._rows(V, self.m, "V")
+        res = self._output(out, (V2.shape[0], self.d), single, "out")
+        if V2.shape[0]:
+            self._adjoint(V2, res)
+        return res[0] if single else res
+
+    def to_dense(self):
+        """Omega as a (d, m) array of the operator's dtype (for tests and small problems)."""
+        return self.apply(np.eye(self.d, dtype=self.dtype))
+
+    @property
+    def radii(self):
+        """The norm of every frequency omega_j (the Euclidean norm of column j of Omega)."""
+        return np.linalg.norm(self.to_dense().astype(np.float64), axis=0)
+
+    # ------------------------------------------------------------------ state
+
+    def get_state(self):
+        """(metadata, arrays): a JSON-serializable dict and a dict of numpy arrays that
+        rebuild this operator exactly with `FrequencyOperator.from_state`."""
+        meta = {
+            "kind": self.kind,
+            "d": self.d,
+            "m": self.m,
+            "dtype": self.dtype.name,
+            "law": None if self.law is None else self.law.to_dict(),
+        }
+        meta.update(self._meta())
+        return meta, self._arrays()
+
+    @staticmethod
+    def from_state(meta, arrays):
+        """Rebuild an operator from `get_state`'s output (arrays are used as given)."""
+        kind = meta.get("kind")
+        law = None if meta.get("law") is None else FrequencyLaw.from_dict(meta["law"])
+        dtype = _check_dtype(meta["dtype"])
+        if kind == "dense":
+            return DenseOperator(arrays["omega"], law=law, dtype=dtype)
+        if kind in STRUCTURED_KINDS:
+            return StructuredOperator._from_arrays(kind, int(meta["d"]), int(meta["m"]), dtype, law, arrays)
+        raise ValueError(f"unknown operator kind {kind!r} in saved state; expected 'dense' or one of {STRUCTURED_KINDS}")
+
+    def fingerprint(self):
+        """A SHA-256 hex digest of the operator's complete description (parameters and every
+        random array): equal fingerprints mean the same operator."""
+        meta, arrays = self.get_state()
+        h = hashlib.sha256(json.dumps(meta, sort_keys=True).encode())
+        for name in sorted(arrays):
+            a = np.ascontiguousarray(arrays[name])
+            h.update(name.encode())
+            h.update(a.dtype.str.encode())
+            h.update(repr(a.shape).encode())
+            h.update(a.tobytes())
+        return h.hexdigest()
+
+    def __eq__(self, other):
+        if not isinstance(other, FrequencyOperator):
+            return NotImplemented
+        return self.fingerprint() == other.fingerprint()
+
+    def __hash__(self):
+        return hash(self.fingerprint())
+
+    # ------------------------------------------------------------------ helpers
+
+    def _rows(self, X, width, name):
+        if isinstance(X, np.ma.MaskedArray):
+            raise TypeError(f"{name} must not be a masked array")
+        A = np.asarray(X)
+        if A.dtype.kind == "c":
+            raise TypeError(f"{name} must be real, got complex dtype {A.dtype}")
+        if A.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must hold real numbers, got dtype {A.dtype}")
+        single = A.ndim == 1
+        if single:
+            A = A[None, :]
+        if A.ndim != 2:
+            raise ValueError(f"{name} must be 1-D (one record) or 2-D (rows are records), got {A.ndim} dimensions")
+        if A.shape[1] != width:
+            raise ValueError(f"{name} must have {width} columns, got shape {A.shape}")
+        A = np.ascontiguousarray(A, dtype=self.dtype)
+        if A.size and not _core.all_finite(A):
+            raise ValueError(f"{name} must not contain NaN or infinity")
+        return A, single
+
+    def _output(self, out, shape, single, name):
+        if out is None:
+            return np.empty(shape, self.dtype)
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"{name} must be a numpy.ndarray, got {type(out).__name__}")
+        want = shape[1:] if single else shape
+        if out.shape != want or out.dtype != self.dtype:
+            raise ValueError(f"{name} must have shape {want} and dtype {self.dtype}, got {out.shape} {out.dtype}")
+        if not out.flags.writeable or not out.flags.c_contiguous:
+            raise ValueError(f"{name} must be writeable and C-contiguous")
+        return out[None, :] if single else out
+
+    def __repr__(self):
+        law = "" if self.law is None else f", law={self.law!r}"
+        return f"{type(self).__name__}(kind={self.kind!r}, d={self.d}, m={self.m}, dtype={self.dtype.name}{law})"
+
+
+class DenseOperator(FrequencyOperator):
+    """A dense Omega (d x m); products go through BLAS (numpy's matmul).
+
+    Parameters
+    ----------
+    omega : array_like, shape (d, m)
+        The frequencies as columns.
+    law : FrequencyLaw, optional
+        The law the frequencies were drawn from (kept as a description).
+    dtype : float32 or float64, optional
+        Computation dtype (default: omega's dtype if float, else float64).
+    """
+
+    kind = "dense"
+
+    def __init__(self, omega, *, law=None, dtype=None):
+        om = np.asarray(omega)
+        if om.ndim != 2 or om.shape[0] < 1 or om.shape[1] < 1:
+            raise ValueError(f"omega must be a non-empty 2-D array (d, m), got shape {om.shape}")
+        if om.dtype.kind not in "iuf":
+            raise TypeError(f"omega must be real, got dtype {om.dtype}")
+        dt = _check_dtype(dtype if dtype is not None else (om.dtype if om.dtype in _DTYPES else np.float64))
+        om = np.ascontiguousarray(om, dtype=dt)
+        if not np.isfinite(om).all():
+            raise ValueError("omega must be finite")
+        if law is not None and not isinstance(law, FrequencyLaw):
+            raise TypeError(f"law must be a FrequencyLaw or None, got {type(law).__name__}")
+        super().__init__(om.shape[0], om.shape[1], dt, law)
+        self.omega = om
+
+    @classmethod
+    def draw(cls, d, m, law, random_state=None, dtype=np.float64):
+        """Draw Omega from `law` (radius x uniform direction for each column)."""
+        d = _check_positive_int(d, "d")
+        m = _check_positive_int(m, "m")
+        if not isinstance(law, FrequencyLaw):
+            raise TypeError(f"law must be a FrequencyLaw, got {type(law).__name__}")
+        omega = law.sample(d, m, as_generator(random_state))
+        return cls(omega, law=law, dtype=dtype)
+
+    def _apply(self, X, out):
+        np.matmul(X, self.omega, out=out)
+
+    def _adjoint(self, V, out):
+        np.matmul(V, self.omega.T, out=out)
+
+    def to_dense(self):
+        return self.omega.copy()
+
+    def _meta(self):
+        return {}
+
+    def _arrays(self):
+        return {"omega": self.omega}
+
+
+class StructuredOperator(FrequencyOperator):
+    """Omega built from square blocks over the fast Walsh-Hadamard transform.
+
+    Use `StructuredOperator.draw` (or `make_operator`) to draw one. The attributes `a`,
+    `b`, `c`, `perm` and `post` hold the diagonals of every block back to back
+    (blocks * d_p values each; see pysketch/operators.hpp for their roles) and `radii`
+    the radius of every frequency.
+    """
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("use StructuredOperator.draw(...) or make_operator(...) to create a structured operator")
+
+    @classmethod
+    def draw(cls, d, m, kind="r3", law=None, random_state=None, dtype=np.float64):
+        """Draw a structured operator.
+
+        Parameters
+        ----------
+        d, m : int
+            Input dimension and number of frequencies.
+        kind : {'r3', 'gr2', 'fastfood'}
+        law : FrequencyLaw, optional
+            Radius law (default GaussianLaw(1.0)); radii are drawn for directions in
+            d_p dimensions (chi_{d_p} for the Gaussian law, thesis Lemma 5.6).
+        random_state : None, int, numpy Generator, ...
+        dtype : float32 or float64
+
+        Random draws, in this order, from one generator: the first diagonal of every
+        block (signs), the second (signs, or Gaussian for Fastfood), the third (signs for
+        R3, Gaussian for GR2; none for Fastfood), the permutations (Fastfood), then the m
+        radii.
+        """
+        d = _check_positive_int(d, "d")
+        m = _check_positive_int(m, "m")
+        if kind not in STRUCTURED_KINDS:
+            raise ValueError(f"kind must be one of {STRUCTURED_KINDS}, got {kind!r}")
+        law = GaussianLaw(1.0) if law is None else law
+        if not isinstance(law, FrequencyLaw):
+            raise TypeError(f"law must be a FrequencyLaw, got {type(law).__name__}")
+        dt = _check_dtype(dtype)
+        rng = as_generator(random_state)
+        log_dp = max(0, math.ceil(math.log2(d)))
+        dp = 1 << log_dp
+        blocks = -(-m // dp)
+        width = blocks * dp
+
+        def signs():
+            return (2 * rng.integers(0, 2, size=width, dtype=np.int8) - 1).astype(np.float64)
+
+        a = signs()
+        b = signs() if kind != "fastfood" else rng.standard_normal(width)
+        c = None
+        if kind == "r3":
+            c = signs()
+        elif kind == "gr2":
+            c = rng.standard_normal(width)
+        perm = None
+        if kind == "fastfood":
+            perm = np.concatenate([rng.permutation(dp) for _ in range(blocks)]).astype(np.int32)
+        radii = np.asarray(law.radii(m, dp, rng, d=d), dtype=np.float64)
+        if radii.shape != (m,):
+            raise ValueError(f"law.radii returned shape {radii.shape}, expected ({m},)")
+        # Block normalizations (thesis (5.6)-(5.8)); ||D_G||_F per block.
+        if kind == "r3":
+            norm = np.full(blocks, dp ** -1.5)
+        else:
+            gauss = (c if kind == "gr2" else b).reshape(blocks, dp)
+            fro = np.sqrt(np.einsum("ij,ij->i", gauss, gauss))
+            norm = 1.0 / ((dp if kind == "gr2" else math.sqrt(dp)) * fro)
+        post = np.zeros(width)
+        post[:m] = radii * np.repeat(norm, dp)[:m]
+        arrays = {"a": a, "b": b, "post": post, "radii": radii}
+        if c is not None:
+            arrays["c"] = c
+        if perm is not None:
+            arrays["perm"] = perm
+        return cls._from_arrays(kind, d, m, dt, law, arrays)
+
+    @classmethod
+    def _from_arrays(cls, kind, d, m, dtype, law, arrays):
+        self = object.__new__(cls)
+        FrequencyOperator.__init__(self, d, m, dtype, law)
+        self.kind = kind
+        self.log_dp = max(0, math.ceil(math.log2(d)))
+        self.blocks = -(-m // (1 << self.log_dp))
+        width = self.blocks << self.log_dp
+
+        def vec(name, dt=dtype):
+            if name not in arrays:
+                raise ValueError(f"the saved state of a {kind} operator has no array {name!r}")
+            v = np.ascontiguousarray(arrays[name], dtype=dt)
+            if v.shape != (width,) and name != "radii":
+                raise ValueError(f"array {name!r} must have shape ({width},), got {v.shape}")
+            return v
+
+        self.a = vec("a")
+        self.b = vec("b")
+        self.c = vec("c") if kind != "fastfood" else None
+        self.perm = vec("perm", np.int32) if kind == "fastfood" else None
+        self.post = vec("post")
+        self._radii = np.ascontiguousarray(arrays["radii"], dtype=np.float64) if "radii" in arrays else None
+        for name in ("a", "b", "c", "post"):
+            v = getattr(self, name)
+            if v is not None and not np.isfinite(v).all():
+                raise ValueError(f"array {name!r} must be finite")
+        core_cls = _core.StructuredF32 if dtype == np.float32 else _core.StructuredF64
+        self._core = core_cls(_KIND_CODES[kind], d, m, self.log_dp, self.a, self.b, self.c, self.post, self.perm)
+        return self
+
+    @property
+    def d_p(self):
+        """The padded dimension 2^ceil(log2 d)."""
+        return 1 << self.log_dp
+
+    @property
+    def radii(self):
+        if self._radii is not None:
+            return self._radii.copy()
+        return super().radii
+
+    def _apply(self, X, out):
+        self._core.apply(X, out)
+
+    def _adjoint(self, V, out):
+        self._core.adjoint(V, out)
+
+    def _meta(self):
+        return {"log_dp": self.log_dp, "blocks": self.blocks}
+
+    def _arrays(self):
+        arrays = {"a": self.a, "b": self.b, "post": self.post}
+        if self.c is not None:
+            arrays["c"] = self.c
+        if self.perm is not None:
+            arrays["perm"] = self.perm
+        if self._radii is not None:
+            arrays["radii"] = self._radii
+        return arrays
+
+
+def make_operator(d, m, kind="auto", law=None, *, random_state=None, dtype=np.float64):
+    """Draw a frequency operator Omega (d x m).
+
+    Parameters
+    ----------
+    d, m : int
+        Input dimension and number of frequencies.
+    kind : {'auto', 'dense', 'r3', 'gr2', 'fastfood'}
+        'auto' is 'r3' from d = AUTO_STRUCTURED_MIN_D on, 'dense' below.
+    law : FrequencyLaw, optional
+        Frequency law (default GaussianLaw(1.0)).
+    random_state : None, int or numpy.random.Generator
+    dtype : float32 or float64
+    """
+    d = _check_positive_int(d, "d")
+    m = _check_positive_int(m, "m")
+    law = GaussianLaw(1.0) if law is None else law
+    if kind == "auto":
+        kind = "r3" if d >= AUTO_STRUCTURED_MIN_D else "dense"
+    if kind == "dense":
+        return DenseOperator.draw(d, m, law, random_state=random_state, dtype=dtype)
+    if kind in STRUCTURED_KINDS:
+        return StructuredOperator.draw(d, m, kind, law, random_state=random_state, dtype=dtype)
+    raise ValueError(f"kind must be 'auto', 'dense' or one of {STRUCTURED_KINDS}, got {kind!r}")
