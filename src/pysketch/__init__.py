@@ -1,13 +1,27 @@
 """pysketch: private compressive learning from one short sketch of a dataset.
 
-The compiled core holds a fast Walsh-Hadamard transform (SIMD, multi-threaded over
-batches); see :func:`pysketch.fwht`. The instruction set and thread count in use are
-reported and set by :func:`simd_level` and :func:`set_num_threads`.
+A dataset of n vectors is compressed in one streaming, mergeable pass into a *sketch*:
+the sum of random nonlinear features Phi(x) = f(Omega^T x + u) of every record and their
+count (:class:`Sketch`, made by a :class:`FeatureMap`). The frequencies Omega come from a
+:class:`FrequencyLaw` through a dense or a structured operator (R3, GR2, Fastfood blocks
+over the fast Walsh-Hadamard transform :func:`fwht`). The compiled core is SIMD and
+multi-threaded; :func:`simd_level` and :func:`set_num_threads` report and set what it uses.
 """
 
 __version__ = "0.1.0"
 
+from .features import FeatureMap, make_feature_map
+from .frequencies import (
+    AdaptedRadiusLaw,
+    FoldedGaussianLaw,
+    FrequencyLaw,
+    GaussianLaw,
+    OrthonormalBasesLaw,
+    QuadraticGaussianLaw,
+    make_law,
+)
 from .hadamard import fwht
+from .operators import DenseOperator, FrequencyOperator, StructuredOperator, make_operator
 from .runtime import (
     get_num_threads,
     max_simd_level,
@@ -15,11 +29,28 @@ from .runtime import (
     set_simd_level,
     simd_level,
 )
+from .sketch import Sketch, SketchAccumulator, SketchFileError
 
 __all__ = [
     "__version__",
+    "AdaptedRadiusLaw",
+    "DenseOperator",
+    "FeatureMap",
+    "FoldedGaussianLaw",
+    "FrequencyLaw",
+    "FrequencyOperator",
+    "GaussianLaw",
+    "OrthonormalBasesLaw",
+    "QuadraticGaussianLaw",
+    "Sketch",
+    "SketchAccumulator",
+    "SketchFileError",
+    "StructuredOperator",
     "fwht",
     "get_num_threads",
+    "make_feature_map",
+    "make_law",
+    "make_operator",
     "max_simd_level",
     "set_num_threads",
     "set_simd_level",

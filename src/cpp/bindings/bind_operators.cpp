@@ -7,6 +7,7 @@
 
 #include "common.hpp"
 #include "pysketch/operators.hpp"
+#include "pysketch/sketch.hpp"
 
 namespace pysketch_bind {
 
@@ -113,6 +114,65 @@ class StructuredCore {
     py::object keep_[5];
 };
 
+namespace sk = pysketch::sketch;
+
+sk::Nonlinearity nonlinearity(int code)
+{
+    if (code < 0 || code > 2) throw py::value_error("nonlinearity code must be 0 (cis), 1 (qcis) or 2 (square)");
+    return static_cast<sk::Nonlinearity>(code);
+}
+
+// A writeable 1-D contiguous float64 accumulator of n elements (or None when allowed).
+double *accumulator(const py::object &obj, const char *name, std::size_t n, bool required)
+{
+    if (obj.is_none()) {
+        if (required) throw py::value_error(std::string(name) + " is required");
+        return nullptr;
+    }
+    if (!py::isinstance<py::array>(obj)) throw py::type_error(std::string(name) + " must be a numpy array");
+    auto a = obj.cast<py::array>();
+    if (!a.dtype().equal(py::dtype::of<double>()) || a.ndim() != 1 || static_cast<std::size_t>(a.shape(0)) != n ||
+        (n > 1 && a.strides(0) != static_cast<py::ssize_t>(sizeof(double))) || !a.writeable())
+        throw py::value_error(std::string(name) + " must be a writeable contiguous float64 array of length " +
+                              std::to_string(n));
+    return static_cast<double *>(a.mutable_data());
+}
+
+// acc += the sums over the rows of x of the features of Omega^T x (+ dither).
+template <class T>
+void sketch_structured_t(const StructuredCore<T> &core, int code, const py::array &x, const py::object &dither,
+                         const py::object &acc0, const py::object &acc1)
+{
+    const auto &op = core.spec();
+    const sk::Nonlinearity f = nonlinearity(code);
+    const Rows<T> in = unpack<T>(x, "x", false);
+    if (in.n != op.d) throw py::value_error("x must have " + std::to_string(op.d) + " columns");
+    const T *u = vector_of<T>(dither, "dither", op.m, false);
+    if (u && f == sk::Nonlinearity::square) throw py::value_error("quadratic features take no dither");
+    double *a0 = accumulator(acc0, "acc0", op.m, true);
+    double *a1 = accumulator(acc1, "acc1", op.m, f != sk::Nonlinearity::square);
+    py::gil_scoped_release release;
+    sk::sketch_structured<T>(op, f, in.data, in.stride, in.rows, u, a0, a1);
+}
+
+// acc += the sums over the rows of t of the features of t (+ dither); columns on threads.
+void accumulate_features(int code, const py::array &t, const py::object &dither, const py::object &acc0,
+                         const py::object &acc1)
+{
+    dispatch(t, "t", [&](auto tag) {
+        using T = decltype(tag);
+        const sk::Nonlinearity f = nonlinearity(code);
+        const Rows<T> in = unpack<T>(t, "t", false);
+        const T *u = vector_of<T>(dither, "dither", in.n, false);
+        if (u && f == sk::Nonlinearity::square) throw py::value_error("quadratic features take no dither");
+        double *a0 = accumulator(acc0, "acc0", in.n, true);
+        double *a1 = accumulator(acc1, "acc1", in.n, f != sk::Nonlinearity::square);
+        py::gil_scoped_release release;
+        sk::accumulate_parallel<T>(f, in.data, in.rows, in.stride, in.n, u, a0, a1);
+        return 0;
+    });
+}
+
 template <class T>
 void bind_structured(py::module_ &m, const char *name)
 {
@@ -132,6 +192,15 @@ void bind_operators(py::module_ &m)
 {
     bind_structured<float>(m, "StructuredF32");
     bind_structured<double>(m, "StructuredF64");
+    m.def("sketch_structured", &sketch_structured_t<float>, py::arg("core"), py::arg("code"), py::arg("x").noconvert(),
+          py::arg("dither"), py::arg("acc0"), py::arg("acc1"));
+    m.def("sketch_structured", &sketch_structured_t<double>, py::arg("core"), py::arg("code"),
+          py::arg("x").noconvert(), py::arg("dither"), py::arg("acc0"), py::arg("acc1"),
+          "acc0/acc1 += sums over the rows of x of the features (code: 0 cis, 1 qcis, 2 square) of Omega^T x "
+          "(+ dither); fused, multi-threaded, deterministic.");
+    m.def("accumulate_features", &accumulate_features, py::arg("code"), py::arg("t").noconvert(), py::arg("dither"),
+          py::arg("acc0"), py::arg("acc1"),
+          "acc0/acc1 += sums over the rows of the phases t of the features (code as above); columns on threads.");
 }
 
 }  // namespace pysketch_bind

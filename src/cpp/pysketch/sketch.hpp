@@ -1,0 +1,199 @@
+// sketch.hpp - fused sketching: transform a block of rows, apply the nonlinearity, add
+// into float64 accumulators, next block (header-only, C++17; knows nothing of Python).
+//
+//   accumulate(f, t, rows, stride, n, u, acc0, acc1)
+//       acc0/acc1[j] += sum over the rows of the features of the phases t[r][j] (+ u[j]):
+//       cis (acc0 += cos, acc1 += sin), qcis (acc0 += sign cos, acc1 += sign sin; the
+//       caller scales by 2^-1/2) or square (acc0 += t^2; no dither, acc1 unused).
+//   accumulate_parallel(...)        the same, columns split over the threads.
+//   sketch_structured(op, f, x, x_stride, rows, u, acc0, acc1)
+//       the same for the phases Omega^T x of the rows of x, never materializing them:
+//       rows go by L1-sized groups through each block of the operator and straight into
+//       the nonlinearity and the sums.
+//
+// Determinism: every sum has a fixed order whatever the number of threads. Within one
+// accumulation the columns are summed over rows in row order (float64), or exactly in
+// fixed point (float32 features, see sincos.hpp); sketch_structured cuts the rows into
+// pieces of a size that depends only on the operator, sums each piece into its own
+// buffer, and adds the pieces into the accumulators strictly in order. So a sketch is the
+// same to the last bit for 1 or 2 threads (and for every instruction set: the transforms
+// and the nonlinearities are bit-identical across paths).
+#ifndef PYSKETCH_SKETCH_HPP
+#define PYSKETCH_SKETCH_HPP
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <vector>
+
+#include "pysketch/operators.hpp"
+#include "pysketch/parallel.hpp"
+#include "pysketch/sincos.hpp"
+
+namespace pysketch {
+namespace sketch {
+
+enum class Nonlinearity : int { cis = 0, qcis = 1, square = 2 };
+
+namespace detail {
+
+// acc[j] += sum_r t[r][j]^2 for j < n, in double, rows in order per column.
+template <class T>
+void accumulate_square(const T *t, std::size_t rows, std::ptrdiff_t stride, std::size_t n, double *acc)
+{
+    constexpr std::size_t strip = 256;  // columns per strip: the partial sums stay in L1
+    double part[strip];
+    for (std::size_t j0 = 0; j0 < n; j0 += strip) {
+        const std::size_t w = std::min(strip, n - j0);
+        std::fill_n(part, w, 0.0);
+        for (std::size_t r = 0; r < rows; ++r) {
+            const T *row = t + static_cast<std::ptrdiff_t>(r) * stride + j0;
+            for (std::size_t j = 0; j < w; ++j) {
+                const double v = static_cast<double>(row[j]);
+                part[j] += v * v;
+            }
+        }
+        for (std::size_t j = 0; j < w; ++j) acc[j0 + j] += part[j];
+    }
+}
+
+// Rows whose features are accumulated in one call: the accumulators of a block are read
+// and written once per call, so the calls take several L1-sized transform groups at once
+// (up to 64 rows, about 128 KiB of phases, which stay in L2).
+template <class T>
+std::size_t wide_rows(const operators::Structured<T> &op)
+{
+    const std::size_t g = operators::detail::group_rows<T>(op.log_dp);
+    const std::size_t want = std::min<std::size_t>(64, std::max<std::size_t>(1, (std::size_t{1} << 17) / (op.dp() * sizeof(T))));
+    return std::max(g, want / g * g);
+}
+
+// Rows per piece of the ordered reduction: about 2^21 outputs of work, a whole number of
+// wide groups; it depends on the operator only, never on the thread count.
+template <class T>
+std::size_t piece_rows(const operators::Structured<T> &op)
+{
+    const std::size_t w = wide_rows(op);
+    const std::size_t want = std::max<std::size_t>(1, (std::size_t{1} << 21) / op.width());
+    return (want + w - 1) / w * w;
+}
+
+}  // namespace detail
+
+template <class T>
+void accumulate(Nonlinearity f, const T *t, std::size_t rows, std::ptrdiff_t stride, std::size_t n, const T *u,
+                double *acc0, double *acc1)
+{
+    switch (f) {
+    case Nonlinearity::cis: sincos::accumulate_cis<T>(t, rows, stride, n, u, acc0, acc1); break;
+    case Nonlinearity::qcis: sincos::accumulate_qcis<T>(t, rows, stride, n, u, acc0, acc1); break;
+    case Nonlinearity::square: detail::accumulate_square<T>(t, rows, stride, n, acc0); break;
+    default: throw std::invalid_argument("unknown nonlinearity");
+    }
+}
+
+// accumulate() with the columns split over the threads (each thread owns its columns, so
+// the sums are the same as on one thread).
+template <class T>
+void accumulate_parallel(Nonlinearity f, const T *t, std::size_t rows, std::ptrdiff_t stride, std::size_t n,
+                         const T *u, double *acc0, double *acc1)
+{
+    if (rows == 0 || n == 0) return;
+    const int threads = get_num_threads();
+    constexpr std::size_t col_step = 64;  // whole cache lines of accumulators per range
+    const std::size_t strips = (n + col_step - 1) / col_step;
+    auto work = [&](std::size_t begin, std::size_t end) {
+        const std::size_t j0 = begin * col_step, j1 = std::min(n, end * col_step);
+        accumulate<T>(f, t + j0, rows, stride, j1 - j0, u ? u + j0 : nullptr, acc0 + j0, acc1 ? acc1 + j0 : nullptr);
+    };
+    if (threads > 1 && strips > 1 && rows * n >= (std::size_t{1} << 16))
+        parallel_for(strips, static_cast<std::size_t>(threads), work);
+    else
+        work(0, strips);
+}
+
+// acc0/acc1 += the sums of the features f(Omega^T x_r (+ u)) over the rows of x.
+template <class T>
+void sketch_structured(const operators::Structured<T> &op, Nonlinearity f, const T *x, std::ptrdiff_t x_stride,
+                       std::size_t rows, const T *u, double *acc0, double *acc1)
+{
+    operators::validate(op);
+    if (rows == 0) return;
+    if (!acc0 || (f != Nonlinearity::square && !acc1)) throw std::invalid_argument("sketch: missing accumulator");
+    const std::size_t dp = op.dp(), m = op.m, g = operators::detail::group_rows<T>(op.log_dp);
+    const std::size_t piece = detail::piece_rows(op), pieces = (rows + piece - 1) / piece;
+    const bool two = f != Nonlinearity::square;
+    const bool direct = op.d == dp && (rows == 1 || x_stride >= static_cast<std::ptrdiff_t>(dp));
+
+    // Pieces are merged into acc0/acc1 in order: `merged` counts the pieces added so far.
+    std::mutex mu;
+    std::condition_variable cv;
+    std::size_t merged = 0;
+    bool failed = false;  // a piece threw: release the pieces waiting for it
+
+    const std::size_t wide = detail::wide_rows(op);
+    auto work = [&](std::size_t begin, std::size_t end) {
+        T *const pad = direct ? nullptr : operators::detail::scratch<T>(0, wide * dp);
+        T *const buf = operators::detail::scratch<T>(1, wide * dp);
+        T *const tmp = op.kind == operators::Kind::fastfood ? operators::detail::scratch<T>(2, g * dp) : nullptr;
+        std::vector<double> local(two ? 2 * m : m);
+        double *const l0 = local.data(), *const l1 = two ? local.data() + m : nullptr;
+        for (std::size_t p = begin; p < end; ++p) try {
+            std::fill(local.begin(), local.end(), 0.0);
+            const std::size_t p0 = p * piece, p1 = std::min(rows, p0 + piece);
+            for (std::size_t w0 = p0; w0 < p1; w0 += wide) {
+                const std::size_t wcount = std::min(wide, p1 - w0);
+                const T *src = x + static_cast<std::ptrdiff_t>(w0) * x_stride;
+                std::ptrdiff_t src_stride = x_stride;
+                if (!direct) {
+                    operators::detail::load_padded(src, x_stride, wcount, op.d, dp, pad);
+                    src = pad;
+                    src_stride = static_cast<std::ptrdiff_t>(dp);
+                }
+                for (std::size_t k = 0; k < op.blocks; ++k) {
+                    // L1-sized transforms into the wide buffer, then one accumulation
+                    for (std::size_t r0 = 0; r0 < wcount; r0 += g) {
+                        const std::size_t count = std::min(g, wcount - r0);
+                        T *dst = buf + r0 * dp;
+                        operators::detail::forward_block(op, k, src + static_cast<std::ptrdiff_t>(r0) * src_stride,
+                                                         src_stride, dst, static_cast<std::ptrdiff_t>(dp), dst, tmp,
+                                                         count);
+                    }
+                    const std::size_t col = k * dp, width = std::min(dp, m - col);
+                    accumulate<T>(f, buf, wcount, static_cast<std::ptrdiff_t>(dp), width, u ? u + col : nullptr,
+                                  l0 + col, l1 ? l1 + col : nullptr);
+                }
+            }
+            std::unique_lock<std::mutex> lock(mu);
+            cv.wait(lock, [&] { return merged == p || failed; });
+            if (failed) return;
+            for (std::size_t j = 0; j < m; ++j) acc0[j] += l0[j];
+            if (two)
+                for (std::size_t j = 0; j < m; ++j) acc1[j] += l1[j];
+            ++merged;
+            lock.unlock();
+            cv.notify_all();
+        } catch (...) {
+            {
+                std::lock_guard<std::mutex> lock(mu);
+                failed = true;
+            }
+            cv.notify_all();
+            throw;
+        }
+    };
+    const int threads = get_num_threads();
+    if (threads > 1 && pieces > 1)
+        parallel_for(pieces, static_cast<std::size_t>(threads), work);
+    else
+        work(0, pieces);
+}
+
+}  // namespace sketch
+}  // namespace pysketch
+
+#endif  // PYSKETCH_SKETCH_HPP

@@ -1,0 +1,264 @@
+"""Feature maps Phi(x) = f(Omega^T x + u) and their sums over datasets (sketches).
+
+Four nonlinearities f (Chatalic's thesis Def. 2.5 and 2.6; notes seed000 sec. 1.2-1.3):
+
+- ``"complex"``: random Fourier features exp(i (omega_j^T x + u_j)), complex, |Phi_j| = 1;
+- ``"real"``: the same as 2m reals, [cos(Omega^T x + u); sin(Omega^T x + u)] (the canonical
+  isomorphism C^m ~ R^2m: every sensitivity of the complex map carries over);
+- ``"quantized"``: 2^-1/2 (sign cos(t) + i sign sin(t)), t = Omega^T x + u, the one-bit
+  features of Schellekens & Jacques (2018), which need the uniform dither u on [0, 2 pi)
+  (quantization without dither is biased; the dither is stored with the map). Their
+  first harmonic is (2 sqrt 2 / pi) exp(i t) (notes seed003 sec. 1.4);
+- ``"quadratic"``: (omega_j^T x)^2, real (compressive PCA; no dither).
+
+`FeatureMap.transform(X)` materializes the (n, m) features; `FeatureMap.sketch(X)` returns
+the `Sketch` (sum of the features and count) without ever holding more than a block of
+features: the C++ core transforms a block of rows, applies f and adds into float64
+accumulators, block after block, on all threads (per-thread accumulators, summed at the
+end).
+"""
+
+import hashlib
+import json
+import math
+
+import numpy as np
+
+from . import _core
+from ._random import as_generator
+from .frequencies import FrequencyLaw, GaussianLaw
+from .operators import FrequencyOperator, StructuredOperator, make_operator
+
+__all__ = ["FeatureMap", "make_feature_map", "FEATURE_KINDS"]
+
+FEATURE_KINDS = ("complex", "real", "quantized", "quadratic")
+_SKETCH_CODES = {"complex": 0, "real": 0, "quantized": 1, "quadratic": 2}
+#: First harmonic of the quantized map: t -> rho(t) + i rho(t - pi/2) with rho =
+#: 2^-1/2 sign(cos) has Fourier coefficient 2 sqrt(2) / pi at e^{it} (notes seed003 1.4).
+QUANTIZED_FIRST_HARMONIC = 2.0 * math.sqrt(2.0) / math.pi
+
+
+class FeatureMap:
+    """Phi(x) = f(Omega^T x + u).
+
+    Parameters
+    ----------
+    operator : FrequencyOperator
+        Omega (d x m).
+    kind : {'complex', 'real', 'quantized', 'quadratic'}
+    dither : None, 'random' or array of shape (m,)
+        The phases u, in [0, 2 pi). 'random' draws them uniformly from `random_state`
+        (required for 'quantized', where None means 'random'); not allowed for
+        'quadratic'.
+    random_state : None, int or numpy Generator
+        Used only to draw the dither.
+    """
+
+    def __init__(self, operator, kind="complex", dither=None, random_state=None):
+        if not isinstance(operator, FrequencyOperator):
+            raise TypeError(f"operator must be a FrequencyOperator, got {type(operator).__name__}")
+        if kind not in FEATURE_KINDS:
+            raise ValueError(f"kind must be one of {FEATURE_KINDS}, got {kind!r}")
+        self.operator = operator
+        self.kind = kind
+        if kind == "quantized" and dither is None:
+            dither = "random"
+        if kind == "quadratic" and dither is not None:
+            raise ValueError("quadratic features take no dither (dither must be None)")
+        if isinstance(dither, str):
+            if dither != "random":
+                raise ValueError(f"dither must be None, 'random' or an array, got {dither!r}")
+            dither = as_generator(random_state).uniform(0.0, 2.0 * math.pi, operator.m)
+        if dither is not None:
+            u = np.array(dither, dtype=np.float64)
+            if u.shape != (operator.m,):
+                raise ValueError(f"dither must have shape ({operator.m},), got {u.shape}")
+            if not np.isfinite(u).all():
+                raise ValueError("dither must be finite")
+            dither = u
+        self.dither = dither
+        self._dither_c = None if dither is None else np.ascontiguousarray(dither, dtype=operator.dtype)
+
+    # ------------------------------------------------------------------ sizes
+
+    @property
+    def d(self):
+        """Input dimension."""
+        return self.operator.d
+
+    @property
+    def m(self):
+        """Number of frequencies."""
+        return self.operator.m
+
+    @property
+    def output_dim(self):
+        """Length of Phi(x): m (complex, quantized, quadratic) or 2m (real)."""
+        return 2 * self.m if self.kind == "real" else self.m
+
+    @property
+    def is_complex(self):
+        return self.kind in ("complex", "quantized")
+
+    @property
+    def sum_dtype(self):
+        """dtype of the sum of features: complex128 or float64."""
+        return np.dtype(np.complex128) if self.is_complex else np.dtype(np.float64)
+
+    # ------------------------------------------------------------------ features
+
+    def transform(self, X):
+        """The features of every row of X: (n, m) complex (complex, quantized), (n, 2m)
+        real ([cos; sin]) or (n, m) real (quadratic); one record of shape (d,) gives a 1-D
+        result. Complex output is complex64 for a float32 operator, complex128 for float64."""
+        single = np.ndim(X) == 1
+        T = self.operator.apply(X)
+        T = T[None, :] if single else T
+        out = self._phases_to_features(T)
+        return out[0] if single else out
+
+    def _phases_to_features(self, T):
+        if self.kind == "quadratic":
+            return np.square(T)
+        # The values of the sketch's own kernels: the phases as one row of n * m, so that
+        # the "sum over rows" of the accumulation is each value itself (same bits).
+        n, m = T.shape
+        flat = np.ascontiguousarray(T).reshape(1, n * m)
+        u = None if self._dither_c is None else np.tile(self._dither_c, n)
+        c = np.zeros(n * m)
+        s = np.zeros(n * m)
+        _core.accumulate_features(_SKETCH_CODES[self.kind], flat, u, c, s)
+        c, s = c.reshape(n, m), s.reshape(n, m)
+        if self.kind == "real":
+            return np.concatenate([c, s], axis=1).astype(T.dtype)
+        out = np.empty((n, m), np.complex64 if T.dtype == np.float32 else np.complex128)
+        out.real = c
+        out.imag = s
+        return out
+
+    def sketch(self, X, *, batch_size=None):
+        """The sketch of X: the sum of Phi(x) over its rows, and their count.
+
+        X may be a 2-D array, a memmap (read in batches of `batch_size` rows, so memory
+        does not grow with n), or any iterable of 2-D batches.
+        """
+        from .sketch import SketchAccumulator
+
+        acc = SketchAccumulator(self, batch_size=batch_size)
+        acc.update(X)
+        return acc.sketch()
+
+    # ------------------------------------------------------------------ sums (internal)
+
+    def _accumulate(self, X, acc0, acc1):
+        """Add the sums of the features of the rows of X (a validated, C-contiguous array of
+        the operator's dtype) into the float64 accumulators (cos/sin, re/im, or acc0 only)."""
+        op = self.operator
+        code = _SKETCH_CODES[self.kind]
+        if isinstance(op, StructuredOperator):
+            _core.sketch_structured(op._core, code, X, self._dither_c, acc0, acc1)
+            return
+        # Dense: the products through BLAS (numpy's matmul) a block of rows at a time (at
+        # most about 8 MiB of phases), each block straight into the nonlinearity and sums.
+        rows = max(1, (8 << 20) // (op.m * op.dtype.itemsize))
+        P = np.empty((min(rows, X.shape[0]), op.m), op.dtype)
+        for start in range(0, X.shape[0], rows):
+            chunk = X[start : start + rows]
+            Pc = P[: chunk.shape[0]]
+            np.matmul(chunk, op.omega, out=Pc)
+            _core.accumulate_features(code, Pc, self._dither_c, acc0, acc1)
+
+    def _sum_from_accumulators(self, acc0, acc1):
+        if self.kind == "quadratic":
+            return acc0.copy()
+        if self.kind == "real":
+            return np.concatenate([acc0, acc1])
+        out = np.empty(self.m, np.complex128)  # (the quantized kernel includes the 2^-1/2)
+        out.real = acc0
+        out.imag = acc1
+        return out
+
+    # ------------------------------------------------------------------ state
+
+    def get_state(self):
+        """(metadata, arrays) describing the map completely (the operator's every random
+        array and the dither), for saving and for `fingerprint`."""
+        op_meta, op_arrays = self.operator.get_state()
+        meta = {"kind": self.kind, "operator": op_meta}
+        arrays = {f"operator_{k}": v for k, v in op_arrays.items()}
+        if self.dither is not None:
+            arrays["dither"] = self.dither
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta, arrays):
+        op_arrays = {k[len("operator_"):]: v for k, v in arrays.items() if k.startswith("operator_")}
+        operator = FrequencyOperator.from_state(meta["operator"], op_arrays)
+        dither = arrays.get("dither")
+        return cls(operator, kind=meta["kind"], dither=None if dither is None else np.asarray(dither))
+
+    def fingerprint(self):
+        """SHA-256 of the complete description: equal fingerprints mean the same map."""
+        meta, arrays = self.get_state()
+        h = hashlib.sha256(json.dumps(meta, sort_keys=True).encode())
+        for name in sorted(arrays):
+            a = np.ascontiguousarray(arrays[name])
+            h.update(name.encode())
+            h.update(a.dtype.str.encode())
+            h.update(repr(a.shape).encode())
+            h.update(a.tobytes())
+        return h.hexdigest()
+
+    def __eq__(self, other):
+        if not isinstance(other, FeatureMap):
+            return NotImplemented
+        return self.fingerprint() == other.fingerprint()
+
+    def __hash__(self):
+        return hash(self.fingerprint())
+
+    def __repr__(self):
+        dither = "" if self.dither is None else ", dithered"
+        return f"FeatureMap(kind={self.kind!r}, operator={self.operator!r}{dither})"
+
+
+def make_feature_map(
+    d,
+    m,
+    kind="complex",
+    *,
+    operator="auto",
+    law=None,
+    sigma=1.0,
+    dither=None,
+    random_state=None,
+    dtype=np.float64,
+):
+    """Draw a feature map: the operator (dense or structured), then the dither.
+
+    Parameters
+    ----------
+    d, m : int
+        Input dimension and number of frequencies.
+    kind : {'complex', 'real', 'quantized', 'quadratic'}
+    operator : {'auto', 'dense', 'r3', 'gr2', 'fastfood'}
+    law : FrequencyLaw, optional
+        Default: GaussianLaw(sigma) for the Fourier maps; for 'quadratic' the caller must
+        pass QuadraticGaussianLaw() or OrthonormalBasesLaw() (or another law).
+    sigma : float
+        Kernel scale of the default Gaussian law.
+    dither, random_state, dtype
+        See FeatureMap and make_operator. One generator draws the operator, then the
+        dither.
+    """
+    if kind not in FEATURE_KINDS:
+        raise ValueError(f"kind must be one of {FEATURE_KINDS}, got {kind!r}")
+    if law is None:
+        if kind == "quadratic":
+            raise ValueError("quadratic features need an explicit law (QuadraticGaussianLaw or OrthonormalBasesLaw)")
+        law = GaussianLaw(sigma)
+    elif not isinstance(law, FrequencyLaw):
+        raise TypeError(f"law must be a FrequencyLaw, got {type(law).__name__}")
+    rng = as_generator(random_state)
+    op = make_operator(d, m, kind=operator, law=law, random_state=rng, dtype=dtype)
+    return FeatureMap(op, kind=kind, dither=dither, random_state=rng)

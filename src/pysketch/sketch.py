@@ -1,0 +1,255 @@
+"""Sketches: the sum of the features of a dataset, its count, and the feature map.
+
+A sketch is mergeable: the sketch of the union of two datasets is the sum of their
+sketches (``a + b``), which is how streams, chunks, workers and machines combine. The
+average ``mean()`` is what learning algorithms match.
+
+File format (``Sketch.save`` / ``Sketch.load``): one NumPy ``.npz`` archive, written and
+read without pickle, holding
+
+- ``meta``: a 0-d unicode array, the JSON metadata: ``{"format": "pysketch.sketch",
+  "version": 1, "count": n, "feature_map": {...}, "checksum": "<sha256 hex>", ...}``;
+- ``sum``: the sum of the features (complex128 (m,) or float64 (m,) / (2m,));
+- ``map_*``: every random array of the feature map (the operator's diagonals, radii,
+  permutations or dense matrix, and the dither), so that the map is rebuilt exactly,
+  independently of any random number generator or library version.
+
+The checksum is the SHA-256 of the metadata without its checksum field and of every
+array (name, dtype, shape, bytes); loading recomputes it, so a truncated or edited file
+gives a clear error instead of a wrong sketch.
+"""
+
+import collections.abc
+import hashlib
+import json
+import mmap
+import numbers
+import os
+
+import numpy as np
+
+from . import _core
+from .features import FeatureMap
+
+__all__ = ["Sketch", "SketchAccumulator", "SketchFileError", "FORMAT_NAME", "FORMAT_VERSION"]
+
+FORMAT_NAME = "pysketch.sketch"
+FORMAT_VERSION = 1
+
+
+class SketchFileError(ValueError):
+    """A sketch file is not a valid pysketch sketch (truncated, edited or not one)."""
+
+
+class Sketch:
+    """The sum of the features of a dataset, its number of records, and the map.
+
+    Parameters
+    ----------
+    feature_map : FeatureMap
+    sum : array_like
+        Sum of Phi(x) over the records: complex (m,) for complex and quantized maps, real
+        (2m,) for 'real', real (m,) for 'quadratic'.
+    count : int
+        Number of records (>= 0).
+    """
+
+    def __init__(self, feature_map, sum, count):
+        if not isinstance(feature_map, FeatureMap):
+            raise TypeError(f"feature_map must be a FeatureMap, got {type(feature_map).__name__}")
+        if isinstance(count, (bool, np.bool_)) or not isinstance(count, numbers.Integral) or count < 0:
+            raise ValueError(f"count must be a non-negative integer, got {count!r}")
+        s = np.array(sum, dtype=feature_map.sum_dtype)
+        if s.shape != (feature_map.output_dim,):
+            raise ValueError(f"sum must have shape ({feature_map.output_dim},), got {s.shape}")
+        if not np.isfinite(s).all():
+            raise ValueError("sum must be finite")
+        self.feature_map = feature_map
+        self.sum = s
+        self.count = int(count)
+
+    def mean(self):
+        """sum / count, the empirical average of the features (count must be positive)."""
+        if self.count == 0:
+            raise ValueError("the sketch of an empty dataset has no mean (count is 0)")
+        return self.sum / self.count
+
+    def __add__(self, other):
+        if not isinstance(other, Sketch):
+            return NotImplemented
+        if other.feature_map is not self.feature_map and other.feature_map != self.feature_map:
+            raise ValueError(
+                "cannot merge sketches made with different feature maps (the operators, frequencies "
+                "or dither differ); sketch every part with the same FeatureMap"
+            )
+        return Sketch(self.feature_map, self.sum + other.sum, self.count + other.count)
+
+    def __radd__(self, other):
+        if isinstance(other, numbers.Integral) and other == 0:  # sum([a, b, c])
+            return self
+        return NotImplemented
+
+    def __repr__(self):
+        return f"Sketch(count={self.count}, {self.feature_map!r})"
+
+    # ------------------------------------------------------------------ files
+
+    def save(self, path):
+        """Write the sketch to `path` (a .npz file; see the module docstring)."""
+        map_meta, map_arrays = self.feature_map.get_state()
+        arrays = {"sum": self.sum}
+        arrays.update({f"map_{k}": np.ascontiguousarray(v) for k, v in map_arrays.items()})
+        meta = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "count": self.count, "feature_map": map_meta}
+        meta["checksum"] = _checksum(meta, arrays)
+        with open(os.fspath(path), "wb") as f:
+            np.savez(f, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+
+    @classmethod
+    def load(cls, path):
+        """Read a sketch written by `save`; raises SketchFileError if the file is damaged."""
+        path = os.fspath(path)
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                contents = {name: z[name] for name in z.files}
+        except (OSError, ValueError, EOFError) as exc:
+            raise SketchFileError(f"{path}: not a readable pysketch sketch file ({exc})") from exc
+        except Exception as exc:  # zipfile.BadZipFile and friends: truncated or not a zip
+            raise SketchFileError(f"{path}: not a readable pysketch sketch file ({type(exc).__name__}: {exc})") from exc
+        if "meta" not in contents or "sum" not in contents:
+            raise SketchFileError(f"{path}: not a pysketch sketch file (missing 'meta' or 'sum')")
+        try:
+            meta = json.loads(str(contents.pop("meta")))
+        except (TypeError, ValueError) as exc:
+            raise SketchFileError(f"{path}: damaged metadata ({exc})") from exc
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
+            raise SketchFileError(f"{path}: not a pysketch sketch file (format {meta.get('format')!r})")
+        if meta.get("version") != FORMAT_VERSION:
+            raise SketchFileError(
+                f"{path}: sketch file format version {meta.get('version')!r}; this pysketch reads version "
+                f"{FORMAT_VERSION}"
+            )
+        stored = meta.pop("checksum", None)
+        if stored != _checksum(meta, contents):
+            raise SketchFileError(f"{path}: checksum mismatch: the file was modified or damaged")
+        map_arrays = {k[len("map_"):]: v for k, v in contents.items() if k.startswith("map_")}
+        try:
+            fmap = FeatureMap.from_state(meta["feature_map"], map_arrays)
+            return cls(fmap, contents["sum"], meta["count"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SketchFileError(f"{path}: inconsistent sketch file ({exc})") from exc
+
+
+def _checksum(meta, arrays):
+    h = hashlib.sha256(json.dumps({k: v for k, v in meta.items() if k != "checksum"}, sort_keys=True).encode())
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(name.encode())
+        h.update(a.dtype.str.encode())
+        h.update(repr(a.shape).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+class SketchAccumulator:
+    """Streaming sketch: ``update(batch)`` as many times as needed, then ``sketch()``.
+
+    Memory does not depend on the number of records: batches are read (and converted to
+    the operator's dtype) `batch_size` rows at a time, so a memmap
+    (``np.load(path, mmap_mode='r')``) of any size streams through a fixed window.
+
+    Parameters
+    ----------
+    feature_map : FeatureMap
+    batch_size : int, optional
+        Rows read at a time (default: about 8 MiB of input).
+    """
+
+    def __init__(self, feature_map, *, batch_size=None):
+        if not isinstance(feature_map, FeatureMap):
+            raise TypeError(f"feature_map must be a FeatureMap, got {type(feature_map).__name__}")
+        d = feature_map.d
+        if batch_size is None:
+            batch_size = max(1, (8 << 20) // (d * feature_map.operator.dtype.itemsize))
+        if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, numbers.Integral) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        self.feature_map = feature_map
+        self.batch_size = int(batch_size)
+        m = feature_map.m
+        self._acc0 = np.zeros(m)
+        self._acc1 = None if feature_map.kind == "quadratic" else np.zeros(m)
+        self.count = 0
+
+    def update(self, X):
+        """Add the records of X: a 2-D array (rows are records; memmaps are read in batches),
+        a list of rows, or an iterable of 2-D batches (a list of 2-D arrays, a generator...).
+
+        Atomic: if any record is NaN or infinite, or a batch has the wrong shape, nothing of
+        this call is added and ValueError says which record. Returns self.
+        """
+        acc0 = np.zeros_like(self._acc0)
+        acc1 = None if self._acc1 is None else np.zeros_like(self._acc1)
+        count = 0
+        if isinstance(X, np.ndarray):
+            count += self._add_array(X, acc0, acc1, 0)
+        elif isinstance(X, (list, tuple)) and not (len(X) and np.ndim(X[0]) == 2):
+            count += self._add_array(np.asarray(X), acc0, acc1, 0)
+        elif isinstance(X, collections.abc.Iterable) and not isinstance(X, (str, bytes)):
+            for batch in X:
+                count += self._add_array(batch if isinstance(batch, np.ndarray) else np.asarray(batch), acc0, acc1, count)
+        elif hasattr(X, "__array__"):
+            count += self._add_array(np.asarray(X), acc0, acc1, 0)
+        else:
+            raise TypeError(f"X must be a 2-D array or an iterable of 2-D arrays, got {type(X).__name__}")
+        self._acc0 += acc0
+        if acc1 is not None:
+            self._acc1 += acc1
+        self.count += count
+        return self
+
+    def _add_array(self, A, acc0, acc1, offset):
+        """Add the rows of A into acc0/acc1 batch by batch; returns the number of rows."""
+        if A.ndim != 2:
+            raise ValueError(f"a batch must be 2-D (rows are records), got {A.ndim} dimensions (shape {A.shape})")
+        d = self.feature_map.d
+        if A.shape[1] != d:
+            raise ValueError(f"a batch must have {d} columns (the map's input dimension), got shape {A.shape}")
+        if A.dtype.kind not in "biuf":
+            raise TypeError(f"a batch must hold real numbers, got dtype {A.dtype}")
+        dtype = self.feature_map.operator.dtype
+        for start in range(0, A.shape[0], self.batch_size):
+            chunk = np.ascontiguousarray(A[start : start + self.batch_size], dtype=dtype)
+            if not _core.all_finite(chunk):
+                bad = offset + start + int(np.flatnonzero(~np.isfinite(chunk).all(axis=1))[0])
+                raise ValueError(f"record {bad} contains NaN or infinity; nothing of this update was added")
+            self.feature_map._accumulate(chunk, acc0, acc1)
+            _release_pages(A, A[start : start + self.batch_size])
+        return A.shape[0]
+
+    def sketch(self):
+        """The Sketch of everything added so far."""
+        fm = self.feature_map
+        return Sketch(fm, fm._sum_from_accumulators(self._acc0, self._acc1), self.count)
+
+
+try:  # numpy >= 2
+    from numpy.lib.array_utils import byte_bounds as _byte_bounds
+except ImportError:  # numpy 1.x
+    _byte_bounds = np.byte_bounds
+
+
+def _release_pages(A, part):
+    """Once `part` of a memory-mapped array A has been read, drop its pages from this
+    process's resident memory (madvise MADV_DONTNEED; the file's page cache keeps them),
+    so that streaming a memmap of any size keeps the process's memory bounded. Pages of a
+    read-only file mapping are clean: they are read again from the file if touched."""
+    mm = getattr(A, "_mmap", None)
+    if mm is None or not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_DONTNEED") or part.size == 0:
+        return
+    base = np.frombuffer(mm, np.uint8).__array_interface__["data"][0]
+    low, high = _byte_bounds(part)
+    lo, hi = low - base, high - base
+    page = mmap.PAGESIZE
+    lo_page = max(0, lo // page * page)
+    hi_page = min(len(mm), -(-hi // page) * page)
+    if hi_page > lo_page:
+        mm.madvise(mmap.MADV_DONTNEED, lo_page, hi_page - lo_page)

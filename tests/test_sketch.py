@@ -1,0 +1,237 @@
+"""Feature maps and sketches: NumPy references, merging, streaming, files, determinism."""
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+
+import pysketch
+from pysketch.features import QUANTIZED_FIRST_HARMONIC, FeatureMap, make_feature_map
+from pysketch.frequencies import GaussianLaw, OrthonormalBasesLaw, QuadraticGaussianLaw
+from pysketch.operators import make_operator
+from pysketch.sketch import FORMAT_VERSION, Sketch, SketchAccumulator, SketchFileError
+
+OPERATORS = ("dense", "r3", "gr2", "fastfood")
+KINDS = ("complex", "real", "quantized", "quadratic")
+SIMD_LEVELS = ("scalar", "sse", "avx2", "avx512")
+
+
+def fmap(kind, op="r3", d=20, m=100, seed=1, dtype=np.float64, dither="random"):
+    law = QuadraticGaussianLaw() if kind == "quadratic" else GaussianLaw(1.5)
+    return make_feature_map(
+        d, m, kind, operator=op, law=law, random_state=seed, dtype=dtype,
+        dither=dither if kind in ("complex", "quantized") else None,
+    )
+
+
+def reference_sum(fm, X):
+    """The sum of the features from the dense Omega and NumPy float64 trigonometry."""
+    P = X.astype(np.float64) @ fm.operator.to_dense().astype(np.float64)
+    u = 0.0 if fm.dither is None else fm.dither
+    if fm.kind == "complex":
+        return np.exp(1j * (P + u)).sum(axis=0)
+    if fm.kind == "real":
+        return np.concatenate([np.cos(P + u).sum(axis=0), np.sin(P + u).sum(axis=0)])
+    if fm.kind == "quantized":
+        return 2**-0.5 * (np.sign(np.cos(P + u)) + 1j * np.sign(np.sin(P + u))).sum(axis=0)
+    return (P**2).sum(axis=0)
+
+
+@pytest.mark.parametrize("op", OPERATORS)
+@pytest.mark.parametrize("kind", KINDS)
+def test_sketch_equals_numpy_reference(op, kind):
+    X = np.random.default_rng(0).standard_normal((777, 20))
+    fm = fmap(kind, op)
+    sk = fm.sketch(X)
+    assert sk.count == 777
+    ref = reference_sum(fm, X)
+    # float64: 1e-10 relative to the number of records (each feature has modulus <= 1 for
+    # the Fourier maps; quadratic features are scaled by their mean size)
+    scale = 777 * (1 if kind != "quadratic" else np.abs(ref).mean() / 777)
+    assert np.abs(sk.sum - ref).max() <= 1e-10 * scale
+    np.testing.assert_allclose(fm.transform(X).sum(axis=0), sk.sum, rtol=0, atol=1e-10 * scale)
+    np.testing.assert_allclose(sk.mean(), sk.sum / 777)
+
+
+@pytest.mark.parametrize("op", ("dense", "r3"))
+def test_float32_maps_agree_with_float64_reference(op):
+    X = np.random.default_rng(1).standard_normal((500, 64)).astype(np.float32)
+    fm = fmap("complex", op, d=64, m=640, dtype=np.float32)
+    ref = reference_sum(fm, X.astype(np.float64))
+    # float32 phases of size ~10 carry errors ~1e-6; averaged over records
+    assert np.abs(fm.sketch(X).sum - ref).max() / 500 < 2e-5
+
+
+def test_quantized_first_harmonic():
+    # E over a uniform phase of the quantized feature times e^{-i phase} is the first
+    # Fourier coefficient 2 sqrt(2) / pi (notes seed003 sec. 1.4).
+    d, m = 4, 20000
+    fm = FeatureMap(make_operator(d, m, "dense", random_state=0), "quantized", random_state=1)
+    x = np.zeros(d)
+    z = fm.transform(x) * np.exp(-1j * fm.dither)
+    se_re, se_im = z.real.std() / np.sqrt(m), z.imag.std() / np.sqrt(m)
+    assert abs(z.real.mean() - QUANTIZED_FIRST_HARMONIC) < 5 * se_re
+    assert abs(z.imag.mean()) < 5 * se_im
+    np.testing.assert_allclose(np.abs(fm.transform(x)), 1.0)
+
+
+@pytest.mark.parametrize("op", OPERATORS)
+def test_merge_of_parts_equals_sketch_of_whole(op):
+    X = np.random.default_rng(2).standard_normal((1000, 20))
+    fm = fmap("complex", op)
+    whole = fm.sketch(X)
+    parts = [fm.sketch(X[i : i + 300]) for i in range(0, 1000, 300)]
+    merged = sum(parts)
+    assert merged.count == 1000
+    np.testing.assert_allclose(merged.sum, whole.sum, rtol=0, atol=1e-11 * 1000)
+    with pytest.raises(ValueError, match="different feature maps"):
+        whole + fmap("complex", op, seed=2).sketch(X)
+
+
+def test_streaming_update_equals_one_call_and_is_atomic():
+    X = np.random.default_rng(3).standard_normal((900, 20))
+    fm = fmap("real", "gr2")
+    acc = SketchAccumulator(fm, batch_size=128)
+    acc.update(X[:100]).update(iter([X[100:400], X[400:401], X[401:401]])).update([X[401:900]])
+    np.testing.assert_allclose(acc.sketch().sum, fm.sketch(X).sum, rtol=0, atol=1e-10 * 900)
+    assert acc.count == 900
+    bad = X[:50].copy()
+    bad[17, 3] = np.nan
+    with pytest.raises(ValueError, match="record 17"):
+        acc.update(bad)
+    with pytest.raises(ValueError, match="20 columns"):
+        acc.update(np.ones((3, 19)))
+    assert acc.count == 900  # nothing of the failed updates was added
+    np.testing.assert_allclose(acc.sketch().sum, fm.sketch(X).sum, rtol=0, atol=1e-10 * 900)
+
+
+def test_empty_batches_and_bad_inputs():
+    fm = fmap("complex", "r3")
+    empty = fm.sketch(np.zeros((0, 20)))
+    assert empty.count == 0 and not empty.sum.any()
+    with pytest.raises(ValueError, match="empty dataset"):
+        empty.mean()
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        fm.sketch(np.full((2, 20), np.inf))
+    with pytest.raises(ValueError, match="2-D"):
+        fm.sketch(np.ones(20))
+    with pytest.raises(TypeError):
+        fm.sketch(np.ones((2, 20), dtype=complex))
+    with pytest.raises(ValueError):
+        SketchAccumulator(fm, batch_size=0)
+    with pytest.raises(ValueError, match="count"):
+        Sketch(fm, np.zeros(100, complex), -1)
+    with pytest.raises(ValueError, match="shape"):
+        Sketch(fm, np.zeros(99, complex), 1)
+    with pytest.raises(ValueError, match="dither"):
+        FeatureMap(make_operator(3, 4), "quadratic", dither="random")
+
+
+def test_memmap_streams_in_bounded_memory(tmp_path):
+    # A 96 MB float32 .npy through np.load(mmap_mode='r'): the peak resident memory of a
+    # fresh process grows by far less than the file (its pages are released after use).
+    path = tmp_path / "big.npy"
+    rows, d = 96 * 2**20 // (4 * 64), 64
+    arr = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(rows, d))
+    arr[:] = 0.25
+    arr.flush()
+    del arr
+    code = f"""
+import resource, numpy as np, pysketch
+from pysketch.features import make_feature_map
+fm = make_feature_map(64, 256, operator="r3", random_state=0, dtype=np.float32)
+X = np.load({str(path)!r}, mmap_mode="r")
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+sk = fm.sketch(X)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+assert sk.count == {rows}
+print((after - before) / 1024)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    growth_mb = float(done.stdout.strip())
+    assert growth_mb < 40, growth_mb
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("op", OPERATORS)
+def test_save_load_round_trip_is_bit_exact(tmp_path, kind, op):
+    X = np.random.default_rng(4).standard_normal((200, 20))
+    fm = fmap(kind, op, dtype=np.float32)
+    sk = fm.sketch(X)
+    path = tmp_path / "s.npz"
+    sk.save(path)
+    back = Sketch.load(path)
+    assert back.count == sk.count
+    assert back.sum.dtype == sk.sum.dtype
+    np.testing.assert_array_equal(back.sum, sk.sum)
+    assert back.feature_map == fm
+    np.testing.assert_array_equal(back.feature_map.sketch(X).sum, sk.sum)  # the map is rebuilt exactly
+    (back + sk)  # same map: merges
+
+
+def test_damaged_files_give_clear_errors(tmp_path):
+    sk = fmap("complex", "r3").sketch(np.ones((5, 20)))
+    path = tmp_path / "s.npz"
+    sk.save(path)
+    raw = path.read_bytes()
+    (tmp_path / "trunc.npz").write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(SketchFileError):
+        Sketch.load(tmp_path / "trunc.npz")
+    (tmp_path / "junk.npz").write_bytes(b"not a sketch")
+    with pytest.raises(SketchFileError):
+        Sketch.load(tmp_path / "junk.npz")
+    # an edited array: a valid archive, but the checksum no longer matches
+    with np.load(path) as z:
+        contents = {k: z[k] for k in z.files}
+    contents["sum"] = contents["sum"] + 1e-12
+    np.savez(tmp_path / "edited.npz", **contents)
+    with pytest.raises(SketchFileError, match="checksum"):
+        Sketch.load(tmp_path / "edited.npz")
+    # another format version
+    meta = json.loads(str(contents["meta"]))
+    meta["version"] = FORMAT_VERSION + 1
+    contents["meta"] = np.array(json.dumps(meta))
+    np.savez(tmp_path / "future.npz", **contents)
+    with pytest.raises(SketchFileError, match="version"):
+        Sketch.load(tmp_path / "future.npz")
+    with zipfile.ZipFile(path) as zf:  # the documented layout: no pickled object inside
+        assert {"meta.npy", "sum.npy"} <= set(zf.namelist())
+
+
+@pytest.mark.parametrize("op", ("r3", "fastfood", "dense"))
+@pytest.mark.parametrize("kind", ("complex", "quantized", "quadratic"))
+def test_threads_give_identical_bits(op, kind, restore_threads):
+    X = np.random.default_rng(5).standard_normal((3000, 200)).astype(np.float32)
+    fm = fmap(kind, op, d=200, m=1000, dtype=np.float32)
+    pysketch.set_num_threads(1)
+    one = fm.sketch(X).sum
+    pysketch.set_num_threads(2)
+    two = fm.sketch(X).sum
+    np.testing.assert_array_equal(one, two)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_simd_level_gives_identical_bits(kind, restore_simd):
+    levels = SIMD_LEVELS[: SIMD_LEVELS.index(pysketch.max_simd_level()) + 1]
+    X = np.random.default_rng(6).standard_normal((300, 100))
+    for dtype in (np.float32, np.float64):
+        fm = fmap(kind, "r3", d=100, m=300, dtype=dtype)
+        sums = {}
+        for level in levels:
+            pysketch.set_simd_level(level)
+            sums[level] = fm.sketch(X).sum
+        for level in levels[1:]:
+            np.testing.assert_array_equal(sums[level], sums[levels[0]], err_msg=f"{level} {np.dtype(dtype)}")
+
+
+def test_orthonormal_quadratic_sketch_measures_the_covariance():
+    # RQF with a union of orthonormal bases: sum_j (omega_j^T x)^2 = (m/d) ||x||^2 (notes
+    # seed000 (8.6)), exactly, for every record.
+    X = np.random.default_rng(7).standard_normal((50, 16))
+    fm = make_feature_map(16, 64, "quadratic", operator="r3", law=OrthonormalBasesLaw(), random_state=0)
+    np.testing.assert_allclose(fm.transform(X).sum(axis=1), 4 * (X**2).sum(axis=1), rtol=1e-12)
