@@ -42,7 +42,7 @@ class TimeSketch:
     def time_sketch(self, operator, d, batch):
         from pysketch.sketch import SketchAccumulator
 
-        acc = SketchAccumulator(self.fm)
+        acc = SketchAccumulator(self.fm, buffer_rows=1)  # each update sketched at once
         for start in range(0, 4096, self.batch):
             acc.update(self.X[start : start + self.batch])
 

@@ -155,29 +155,47 @@ class SketchAccumulator:
 
     Memory does not depend on the number of records: batches are read (and converted to
     the operator's dtype) `batch_size` rows at a time, so a memmap
-    (``np.load(path, mmap_mode='r')``) of any size streams through a fixed window.
+    (``np.load(path, mmap_mode='r')``) of any size streams through a fixed window, and
+    its pages are released once read. Small updates (a record at a time) are validated
+    at once and then held in a buffer of `buffer_rows` records that is sketched as one
+    block when full or when `sketch()` is called: the per-call costs are paid per block.
 
     Parameters
     ----------
     feature_map : FeatureMap
     batch_size : int, optional
         Rows read at a time (default: about 8 MiB of input).
+    buffer_rows : int, optional
+        Records collected from small updates before they are sketched together (default:
+        about 256 KiB of input, at most 256 records; 1 sketches every update at once).
     """
 
-    def __init__(self, feature_map, *, batch_size=None):
+    def __init__(self, feature_map, *, batch_size=None, buffer_rows=None):
         if not isinstance(feature_map, FeatureMap):
             raise TypeError(f"feature_map must be a FeatureMap, got {type(feature_map).__name__}")
         d = feature_map.d
+        item = feature_map.operator.dtype.itemsize
         if batch_size is None:
-            batch_size = max(1, (8 << 20) // (d * feature_map.operator.dtype.itemsize))
-        if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, numbers.Integral) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+            batch_size = max(1, (8 << 20) // (d * item))
+        if buffer_rows is None:
+            buffer_rows = max(1, min(256, (256 << 10) // (d * item)))
+        for name, value in (("batch_size", batch_size), ("buffer_rows", buffer_rows)):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
         self.feature_map = feature_map
         self.batch_size = int(batch_size)
+        self.buffer_rows = int(buffer_rows)
         m = feature_map.m
         self._acc0 = np.zeros(m)
         self._acc1 = None if feature_map.kind == "quadratic" else np.zeros(m)
-        self.count = 0
+        self._buffer = np.empty((self.buffer_rows, d), feature_map.operator.dtype)
+        self._buffered = 0
+        self._sketched = 0
+
+    @property
+    def count(self):
+        """Records added so far (buffered ones included)."""
+        return self._sketched + self._buffered
 
     def update(self, X):
         """Add the records of X: a 2-D array (rows are records; memmaps are read in batches),
@@ -186,6 +204,9 @@ class SketchAccumulator:
         Atomic: if any record is NaN or infinite, or a batch has the wrong shape, nothing of
         this call is added and ValueError says which record. Returns self.
         """
+        if isinstance(X, np.ndarray) and X.ndim == 2 and X.shape[0] <= self.buffer_rows - self._buffered:
+            self._buffer_rows(X)  # small update: validated now, sketched with its block
+            return self
         acc0 = np.zeros_like(self._acc0)
         acc1 = None if self._acc1 is None else np.zeros_like(self._acc1)
         count = 0
@@ -203,11 +224,10 @@ class SketchAccumulator:
         self._acc0 += acc0
         if acc1 is not None:
             self._acc1 += acc1
-        self.count += count
+        self._sketched += count
         return self
 
-    def _add_array(self, A, acc0, acc1, offset):
-        """Add the rows of A into acc0/acc1 batch by batch; returns the number of rows."""
+    def _check_batch(self, A):
         if A.ndim != 2:
             raise ValueError(f"a batch must be 2-D (rows are records), got {A.ndim} dimensions (shape {A.shape})")
         d = self.feature_map.d
@@ -215,6 +235,30 @@ class SketchAccumulator:
             raise ValueError(f"a batch must have {d} columns (the map's input dimension), got shape {A.shape}")
         if A.dtype.kind not in "biuf":
             raise TypeError(f"a batch must hold real numbers, got dtype {A.dtype}")
+
+    def _buffer_rows(self, A):
+        self._check_batch(A)
+        k = A.shape[0]
+        if k == 0:
+            return
+        dest = self._buffer[self._buffered : self._buffered + k]
+        np.copyto(dest, A, casting="unsafe")
+        if not _core.all_finite(dest):
+            bad = int(np.flatnonzero(~np.isfinite(dest).all(axis=1))[0])
+            raise ValueError(f"record {bad} contains NaN or infinity; nothing of this update was added")
+        self._buffered += k
+        if self._buffered == self.buffer_rows:
+            self._flush()
+
+    def _flush(self):
+        if self._buffered:
+            self.feature_map._accumulate(self._buffer[: self._buffered], self._acc0, self._acc1)
+            self._sketched += self._buffered
+            self._buffered = 0
+
+    def _add_array(self, A, acc0, acc1, offset):
+        """Add the rows of A into acc0/acc1 batch by batch; returns the number of rows."""
+        self._check_batch(A)
         dtype = self.feature_map.operator.dtype
         for start in range(0, A.shape[0], self.batch_size):
             chunk = np.ascontiguousarray(A[start : start + self.batch_size], dtype=dtype)
@@ -227,6 +271,7 @@ class SketchAccumulator:
 
     def sketch(self):
         """The Sketch of everything added so far."""
+        self._flush()
         fm = self.feature_map
         return Sketch(fm, fm._sum_from_accumulators(self._acc0, self._acc1), self.count)
 

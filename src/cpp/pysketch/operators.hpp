@@ -137,11 +137,12 @@ void adjoint_block(const Structured<T> &op, std::size_t k, T *buf, T *tmp, std::
 }
 
 // Per-thread scratch memory, kept between calls (no allocation or zeroing per call).
-// scratch<T>(slot, n) returns n uninitialized elements; slots 0-2 are distinct buffers.
+// scratch<T>(slot, n) returns n uninitialized elements; slots 0-3 are distinct buffers
+// (0: padded input, 1: block output, 2: permutation scratch, 3: sums of sketch.hpp).
 template <class T>
 T *scratch(int slot, std::size_t n)
 {
-    thread_local std::vector<T> buffers[3];
+    thread_local std::vector<T> buffers[4];
     std::vector<T> &b = buffers[slot];
     if (b.size() < n) b.resize(n);
     return b.data();

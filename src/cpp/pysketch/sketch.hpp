@@ -136,14 +136,21 @@ void sketch_structured(const operators::Structured<T> &op, Nonlinearity f, const
     bool failed = false;  // a piece threw: release the pieces waiting for it
 
     const std::size_t wide = detail::wide_rows(op);
-    auto work = [&](std::size_t begin, std::size_t end) {
+    // One piece per task: tasks are claimed one at a time in increasing order, so a thread
+    // finishing piece p waits at most for the piece before it, which another thread is
+    // finishing at the same time.
+    auto piece_task = [&](std::size_t p) {
         T *const pad = direct ? nullptr : operators::detail::scratch<T>(0, wide * dp);
         T *const buf = operators::detail::scratch<T>(1, wide * dp);
         T *const tmp = op.kind == operators::Kind::fastfood ? operators::detail::scratch<T>(2, g * dp) : nullptr;
-        std::vector<double> local(two ? 2 * m : m);
-        double *const l0 = local.data(), *const l1 = two ? local.data() + m : nullptr;
-        for (std::size_t p = begin; p < end; ++p) try {
-            std::fill(local.begin(), local.end(), 0.0);
+        // A single piece is summed straight into the accumulators (no buffer to clear and
+        // merge: the per-call cost of one record at a time); the choice depends only on
+        // the number of rows, so results stay the same for any thread count.
+        const bool alone = pieces == 1;
+        double *const l0 = alone ? acc0 : operators::detail::scratch<double>(3, two ? 2 * m : m);
+        double *const l1 = alone ? acc1 : two ? l0 + m : nullptr;
+        try {
+            if (!alone) std::fill_n(l0, two ? 2 * m : m, 0.0);
             const std::size_t p0 = p * piece, p1 = std::min(rows, p0 + piece);
             for (std::size_t w0 = p0; w0 < p1; w0 += wide) {
                 const std::size_t wcount = std::min(wide, p1 - w0);
@@ -168,6 +175,7 @@ void sketch_structured(const operators::Structured<T> &op, Nonlinearity f, const
                                   l0 + col, l1 ? l1 + col : nullptr);
                 }
             }
+            if (alone) return;
             std::unique_lock<std::mutex> lock(mu);
             cv.wait(lock, [&] { return merged == p || failed; });
             if (failed) return;
@@ -187,10 +195,11 @@ void sketch_structured(const operators::Structured<T> &op, Nonlinearity f, const
         }
     };
     const int threads = get_num_threads();
-    if (threads > 1 && pieces > 1)
-        parallel_for(pieces, static_cast<std::size_t>(threads), work);
-    else
-        work(0, pieces);
+    if (threads > 1 && pieces > 1) {
+        global_thread_pool().run(pieces, static_cast<std::size_t>(threads), piece_task);
+    } else {
+        for (std::size_t p = 0; p < pieces; ++p) piece_task(p);
+    }
 }
 
 }  // namespace sketch
