@@ -5,13 +5,15 @@
 // or copies them, passes raw pointers and strides, and releases the GIL around the C++
 // call. Choosing layouts, dtypes and copies is the Python layer's job. One file per
 // area: bind_hadamard.cpp (transforms, runtime settings), bind_features.cpp
-// (nonlinearities), bind_operators.cpp (frequency operators, sketches).
+// (nonlinearities), bind_operators.cpp (frequency operators, sketches), bind_decoders.cpp
+// (inner terms of the learning decoders).
 #include <pybind11/pybind11.h>
 
 namespace pysketch_bind {
 void bind_hadamard(pybind11::module_ &m);
 void bind_features(pybind11::module_ &m);
 void bind_operators(pybind11::module_ &m);
+void bind_decoders(pybind11::module_ &m);
 }  // namespace pysketch_bind
 
 #if defined(PYBIND11_VERSION_HEX) && PYBIND11_VERSION_HEX >= 0x020D0000
@@ -24,4 +26,5 @@ PYBIND11_MODULE(_core, m)
     pysketch_bind::bind_hadamard(m);
     pysketch_bind::bind_features(m);
     pysketch_bind::bind_operators(m);
+    pysketch_bind::bind_decoders(m);
 }
