@@ -47,6 +47,7 @@ from collections.abc import Mapping
 import numpy as np
 from scipy import special
 
+from ._checks import check_int as _check_int
 from ._random import as_generator
 
 __all__ = [
@@ -95,16 +96,6 @@ _NORMALIZATIONS = ("dimension", "none")
 # ---------------------------------------------------------------------------------------
 
 
-def _check_int(value, name, minimum=1):
-    """An int (Python or numpy; not bool, not float) >= minimum, returned as int."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(
-            f"{name} must be an int >= {minimum}; got {value!r} of type {type(value).__name__}"
-        )
-    value = int(value)
-    if value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}; got {value}")
-    return value
 
 
 def _check_data_dim(d, dim):
