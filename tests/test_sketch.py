@@ -220,12 +220,13 @@ def test_threads_give_identical_bits(op, kind, restore_threads):
     np.testing.assert_array_equal(one, two)
 
 
+@pytest.mark.parametrize("op", ("r3", "dense"))
 @pytest.mark.parametrize("kind", KINDS)
-def test_every_simd_level_gives_identical_bits(kind, restore_simd):
+def test_every_simd_level_gives_identical_bits(op, kind, restore_simd):
     levels = SIMD_LEVELS[: SIMD_LEVELS.index(pysketch.max_simd_level()) + 1]
     X = np.random.default_rng(6).standard_normal((300, 100))
     for dtype in (np.float32, np.float64):
-        fm = fmap(kind, "r3", d=100, m=300, dtype=dtype)
+        fm = fmap(kind, op, d=100, m=300, dtype=dtype)
         sums = {}
         for level in levels:
             pysketch.set_simd_level(level)
@@ -240,3 +241,44 @@ def test_orthonormal_quadratic_sketch_measures_the_covariance():
     X = np.random.default_rng(7).standard_normal((50, 16))
     fm = make_feature_map(16, 64, "quadratic", operator="r3", law=OrthonormalBasesLaw(), random_state=0)
     np.testing.assert_allclose(fm.transform(X).sum(axis=1), 4 * (X**2).sum(axis=1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", (np.float32, np.float64))
+@pytest.mark.parametrize("d, m, rows", [(1, 1, 1), (3, 37, 5), (10, 517, 33), (20, 1000, 4099)])
+def test_dense_fused_tiles_match_the_blas_path_and_numpy(d, m, rows, dtype, monkeypatch):
+    # The fused tiles (pysketch/dense.hpp: blocks of 4 rows x 2 vectors, then single rows,
+    # single vectors and scalar columns) against BLAS products of whole blocks and the
+    # NumPy float64 reference, on shapes that exercise every remainder; x strided.
+    import pysketch.features as features
+
+    rng = np.random.default_rng(d * 1000 + m)
+    big = rng.standard_normal((rows, d + 3)).astype(dtype)
+    X = big[:, 1 : d + 1]  # rows d + 3 apart
+    fm = fmap("complex", "dense", d=d, m=m, dtype=dtype)
+    fused = fm.sketch(X).sum
+    monkeypatch.setattr(features, "_FUSED_DENSE_MAX_D", 0)
+    blas = fm.sketch(np.ascontiguousarray(X)).sum
+    tol = (2e-5 if dtype == np.float32 else 1e-10) * rows
+    assert np.abs(fused - blas).max() <= tol
+    assert np.abs(fused - reference_sum(fm, X.astype(np.float64))).max() <= tol
+
+
+@pytest.mark.parametrize("dtype", (np.float32, np.float64))
+def test_column_bounds_are_the_exact_min_and_max_merged_in_place(dtype, restore_threads):
+    from pysketch import _core
+
+    rng = np.random.default_rng(9)
+    X = (rng.standard_normal((70_001, 7)) * rng.uniform(0.1, 100, 7)).astype(dtype)
+    for threads in (1, 2):
+        pysketch.set_num_threads(threads)
+        lo, hi = np.full(7, np.inf), np.full(7, -np.inf)
+        _core.column_bounds(X[:40_000], lo, hi)
+        _core.column_bounds(X[40_000:], lo, hi)  # merged with the first batch
+        np.testing.assert_array_equal(lo, X.min(axis=0).astype(np.float64))
+        np.testing.assert_array_equal(hi, X.max(axis=0).astype(np.float64))
+    lo, hi = np.zeros(7), np.zeros(7)  # existing bounds are kept when wider
+    _core.column_bounds(np.ones((3, 7), dtype), lo, hi)
+    np.testing.assert_array_equal(lo, 0.0)
+    np.testing.assert_array_equal(hi, 1.0)
+    with pytest.raises(ValueError, match="lo must be a writeable contiguous float64 array of length 7"):
+        _core.column_bounds(X, np.zeros(6), hi)

@@ -33,6 +33,16 @@ __all__ = ["FeatureMap", "make_feature_map", "FEATURE_KINDS"]
 
 FEATURE_KINDS = ("complex", "real", "quantized", "quadratic")
 _SKETCH_CODES = {"complex": 0, "real": 0, "quantized": 1, "quadratic": 2}
+
+#: Dense operators with at most this many rows (the dimension d) sketch through fused
+#: tiles in C++ (pysketch/dense.hpp: the phases of 16 records x a strip of columns at a
+#: time, straight into the nonlinearity); above it through BLAS products of blocks of
+#: records, then the nonlinearity. Measured on one thread (float32 complex features, CPU
+#: time per feature, best of 3; AVX-512, Zen 4): fused / BLAS 0.59 / 0.68 ns at d = 10,
+#: 0.96 / 1.09 at d = 32, 1.53 / 2.24 at d = 64, 2.66 / 3.34 at d = 128, 5.19 / 5.96 at
+#: d = 256. Both give the same sums to the last bit here (OpenBLAS also chains one fma
+#: per term), but that is not promised: only each path is deterministic.
+_FUSED_DENSE_MAX_D = 256
 #: First harmonic of the quantized map: t -> rho(t) + i rho(t - pi/2) with rho =
 #: 2^-1/2 sign(cos) has Fourier coefficient 2 sqrt(2) / pi at e^{it} (notes seed003 1.4).
 QUANTIZED_FIRST_HARMONIC = 2.0 * math.sqrt(2.0) / math.pi
@@ -158,7 +168,10 @@ class FeatureMap:
         if isinstance(op, StructuredOperator):
             _core.sketch_structured(op._core, code, X, self._dither_c, acc0, acc1)
             return
-        # Dense: the products through BLAS (numpy's matmul) a block of rows at a time (at
+        if op.d <= _FUSED_DENSE_MAX_D:
+            _core.sketch_dense(op.omega, code, X, self._dither_c, acc0, acc1)
+            return
+        # Larger d: the products through BLAS (numpy's matmul) a block of rows at a time (at
         # most about 8 MiB of phases), each block straight into the nonlinearity and sums.
         rows = max(1, (8 << 20) // (op.m * op.dtype.itemsize))
         P = np.empty((min(rows, X.shape[0]), op.m), op.dtype)

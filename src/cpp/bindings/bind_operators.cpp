@@ -155,6 +155,45 @@ void sketch_structured_t(const StructuredCore<T> &core, int code, const py::arra
     sk::sketch_structured<T>(op, f, in.data, in.stride, in.rows, u, a0, a1);
 }
 
+// acc += the sums over the rows of x of the features of x @ omega (+ dither), omega dense.
+void sketch_dense(const py::array &omega, int code, const py::array &x, const py::object &dither,
+                  const py::object &acc0, const py::object &acc1)
+{
+    dispatch(x, "x", [&](auto tag) {
+        using T = decltype(tag);
+        if (!omega.dtype().equal(x.dtype()))
+            throw py::type_error("omega must have x's dtype " + dtype_name(x) + ", got " + dtype_name(omega));
+        const sk::Nonlinearity f = nonlinearity(code);
+        const Rows<T> w = unpack<T>(omega, "omega", false);
+        const Rows<T> in = unpack<T>(x, "x", false);
+        if (w.rows < 1 || w.n < 1) throw py::value_error("omega must be a non-empty (d, m) array");
+        if (in.n != w.rows)
+            throw py::value_error("x must have " + std::to_string(w.rows) + " columns (the rows of omega), got " +
+                                  std::to_string(in.n));
+        const T *u = vector_of<T>(dither, "dither", w.n, false);
+        if (u && f == sk::Nonlinearity::square) throw py::value_error("quadratic features take no dither");
+        double *a0 = accumulator(acc0, "acc0", w.n, true);
+        double *a1 = accumulator(acc1, "acc1", w.n, f != sk::Nonlinearity::square);
+        py::gil_scoped_release release;
+        sk::sketch_dense<T>(w.data, w.stride, w.rows, w.n, f, in.data, in.stride, in.rows, u, a0, a1);
+        return 0;
+    });
+}
+
+// lo/hi (float64, length d) <- the per-column min/max of themselves and the rows of x.
+void column_bounds(const py::array &x, const py::object &lo, const py::object &hi)
+{
+    dispatch(x, "x", [&](auto tag) {
+        using T = decltype(tag);
+        const Rows<T> in = unpack<T>(x, "x", false);
+        double *l = accumulator(lo, "lo", in.n, true);
+        double *h = accumulator(hi, "hi", in.n, true);
+        py::gil_scoped_release release;
+        sk::column_bounds<T>(in.data, in.stride, in.rows, in.n, l, h);
+        return 0;
+    });
+}
+
 // acc += the sums over the rows of t of the features of t (+ dither); columns on threads.
 void accumulate_features(int code, const py::array &t, const py::object &dither, const py::object &acc0,
                          const py::object &acc1)
@@ -198,6 +237,13 @@ void bind_operators(py::module_ &m)
           py::arg("x").noconvert(), py::arg("dither"), py::arg("acc0"), py::arg("acc1"),
           "acc0/acc1 += sums over the rows of x of the features (code: 0 cis, 1 qcis, 2 square) of Omega^T x "
           "(+ dither); fused, multi-threaded, deterministic.");
+    m.def("sketch_dense", &sketch_dense, py::arg("omega"), py::arg("code"), py::arg("x"), py::arg("dither"),
+          py::arg("acc0"), py::arg("acc1"),
+          "acc0/acc1 += sums over the rows of x of the features (code as above) of x @ omega (+ dither), omega "
+          "a dense (d, m) array of x's dtype; fused tiles, multi-threaded, deterministic.");
+    m.def("column_bounds", &column_bounds, py::arg("x"), py::arg("lo"), py::arg("hi"),
+          "lo/hi (float64, length d) <- min/max of themselves and of every column of x (the bounding box, "
+          "merged across batches); multi-threaded.");
     m.def("accumulate_features", &accumulate_features, py::arg("code"), py::arg("t").noconvert(), py::arg("dither"),
           py::arg("acc0"), py::arg("acc1"),
           "acc0/acc1 += sums over the rows of the phases t of the features (code as above); columns on threads.");

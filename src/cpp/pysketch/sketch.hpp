@@ -10,10 +10,13 @@
 //       the same for the phases Omega^T x of the rows of x, never materializing them:
 //       rows go by L1-sized groups through each block of the operator and straight into
 //       the nonlinearity and the sums.
+//   sketch_dense(omega, omega_stride, d, m, f, x, x_stride, rows, u, acc0, acc1)
+//       the same with a dense Omega (d x m): L1-sized tiles of phases (dense.hpp), each
+//       straight into the nonlinearity and the sums.
 //
 // Determinism: every sum has a fixed order whatever the number of threads. Within one
 // accumulation the columns are summed over rows in row order (float64), or exactly in
-// fixed point (float32 features, see sincos.hpp); sketch_structured cuts the rows into
+// fixed point (float32 features, see sincos.hpp); sketch_structured and sketch_dense cut the rows into
 // pieces of a size that depends only on the operator, sums each piece into its own
 // buffer, and adds the pieces into the accumulators strictly in order. So a sketch is the
 // same to the last bit for 1 or 2 threads (and for every instruction set: the transforms
@@ -30,6 +33,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "pysketch/dense.hpp"
 #include "pysketch/operators.hpp"
 #include "pysketch/parallel.hpp"
 #include "pysketch/sincos.hpp"
@@ -116,65 +120,32 @@ void accumulate_parallel(Nonlinearity f, const T *t, std::size_t rows, std::ptrd
         work(0, strips);
 }
 
-// acc0/acc1 += the sums of the features f(Omega^T x_r (+ u)) over the rows of x.
-template <class T>
-void sketch_structured(const operators::Structured<T> &op, Nonlinearity f, const T *x, std::ptrdiff_t x_stride,
-                       std::size_t rows, const T *u, double *acc0, double *acc1)
-{
-    operators::validate(op);
-    if (rows == 0) return;
-    if (!acc0 || (f != Nonlinearity::square && !acc1)) throw std::invalid_argument("sketch: missing accumulator");
-    const std::size_t dp = op.dp(), m = op.m, g = operators::detail::group_rows<T>(op.log_dp);
-    const std::size_t piece = detail::piece_rows(op), pieces = (rows + piece - 1) / piece;
-    const bool two = f != Nonlinearity::square;
-    const bool direct = op.d == dp && (rows == 1 || x_stride >= static_cast<std::ptrdiff_t>(dp));
+namespace detail {
 
-    // Pieces are merged into acc0/acc1 in order: `merged` counts the pieces added so far.
+// Runs body(p0, p1, l0, l1) for the pieces [p * piece, min(rows, (p + 1) * piece)) of the
+// rows, on the threads, and adds each piece's sums into acc0/acc1 strictly in piece order.
+// body adds the sums of its rows into l0 (and l1 when `two`), m values each: a per-thread
+// buffer cleared before the call, or acc0/acc1 themselves when there is a single piece (no
+// buffer to clear and merge: the per-call cost of one record at a time; the choice depends
+// only on the number of rows, so the results stay the same for any thread count). Pieces
+// are claimed one at a time in increasing order, so a thread finishing piece p waits at most
+// for the piece before it, which another thread is finishing at the same time.
+template <class Body>
+void ordered_pieces(std::size_t rows, std::size_t piece, std::size_t m, bool two, double *acc0, double *acc1,
+                    Body &&body)
+{
+    const std::size_t pieces = (rows + piece - 1) / piece;
     std::mutex mu;
     std::condition_variable cv;
-    std::size_t merged = 0;
-    bool failed = false;  // a piece threw: release the pieces waiting for it
-
-    const std::size_t wide = detail::wide_rows(op);
-    // One piece per task: tasks are claimed one at a time in increasing order, so a thread
-    // finishing piece p waits at most for the piece before it, which another thread is
-    // finishing at the same time.
+    std::size_t merged = 0;  // pieces added so far
+    bool failed = false;     // a piece threw: release the pieces waiting for it
     auto piece_task = [&](std::size_t p) {
-        T *const pad = direct ? nullptr : operators::detail::scratch<T>(0, wide * dp);
-        T *const buf = operators::detail::scratch<T>(1, wide * dp);
-        T *const tmp = op.kind == operators::Kind::fastfood ? operators::detail::scratch<T>(2, g * dp) : nullptr;
-        // A single piece is summed straight into the accumulators (no buffer to clear and
-        // merge: the per-call cost of one record at a time); the choice depends only on
-        // the number of rows, so results stay the same for any thread count.
         const bool alone = pieces == 1;
         double *const l0 = alone ? acc0 : operators::detail::scratch<double>(3, two ? 2 * m : m);
         double *const l1 = alone ? acc1 : two ? l0 + m : nullptr;
         try {
             if (!alone) std::fill_n(l0, two ? 2 * m : m, 0.0);
-            const std::size_t p0 = p * piece, p1 = std::min(rows, p0 + piece);
-            for (std::size_t w0 = p0; w0 < p1; w0 += wide) {
-                const std::size_t wcount = std::min(wide, p1 - w0);
-                const T *src = x + static_cast<std::ptrdiff_t>(w0) * x_stride;
-                std::ptrdiff_t src_stride = x_stride;
-                if (!direct) {
-                    operators::detail::load_padded(src, x_stride, wcount, op.d, dp, pad);
-                    src = pad;
-                    src_stride = static_cast<std::ptrdiff_t>(dp);
-                }
-                for (std::size_t k = 0; k < op.blocks; ++k) {
-                    // L1-sized transforms into the wide buffer, then one accumulation
-                    for (std::size_t r0 = 0; r0 < wcount; r0 += g) {
-                        const std::size_t count = std::min(g, wcount - r0);
-                        T *dst = buf + r0 * dp;
-                        operators::detail::forward_block(op, k, src + static_cast<std::ptrdiff_t>(r0) * src_stride,
-                                                         src_stride, dst, static_cast<std::ptrdiff_t>(dp), dst, tmp,
-                                                         count);
-                    }
-                    const std::size_t col = k * dp, width = std::min(dp, m - col);
-                    accumulate<T>(f, buf, wcount, static_cast<std::ptrdiff_t>(dp), width, u ? u + col : nullptr,
-                                  l0 + col, l1 ? l1 + col : nullptr);
-                }
-            }
+            body(p * piece, std::min(rows, (p + 1) * piece), l0, l1);
             if (alone) return;
             std::unique_lock<std::mutex> lock(mu);
             cv.wait(lock, [&] { return merged == p || failed; });
@@ -200,6 +171,123 @@ void sketch_structured(const operators::Structured<T> &op, Nonlinearity f, const
     } else {
         for (std::size_t p = 0; p < pieces; ++p) piece_task(p);
     }
+}
+
+}  // namespace detail
+
+// acc0/acc1 += the sums of the features f(Omega^T x_r (+ u)) over the rows of x.
+template <class T>
+void sketch_structured(const operators::Structured<T> &op, Nonlinearity f, const T *x, std::ptrdiff_t x_stride,
+                       std::size_t rows, const T *u, double *acc0, double *acc1)
+{
+    operators::validate(op);
+    if (rows == 0) return;
+    if (!acc0 || (f != Nonlinearity::square && !acc1)) throw std::invalid_argument("sketch: missing accumulator");
+    const std::size_t dp = op.dp(), m = op.m, g = operators::detail::group_rows<T>(op.log_dp);
+    const bool two = f != Nonlinearity::square;
+    const bool direct = op.d == dp && (rows == 1 || x_stride >= static_cast<std::ptrdiff_t>(dp));
+    const std::size_t wide = detail::wide_rows(op);
+    detail::ordered_pieces(rows, detail::piece_rows(op), m, two, acc0, acc1,
+                           [&](std::size_t p0, std::size_t p1, double *l0, double *l1) {
+        T *const pad = direct ? nullptr : operators::detail::scratch<T>(0, wide * dp);
+        T *const buf = operators::detail::scratch<T>(1, wide * dp);
+        T *const tmp = op.kind == operators::Kind::fastfood ? operators::detail::scratch<T>(2, g * dp) : nullptr;
+        for (std::size_t w0 = p0; w0 < p1; w0 += wide) {
+            const std::size_t wcount = std::min(wide, p1 - w0);
+            const T *src = x + static_cast<std::ptrdiff_t>(w0) * x_stride;
+            std::ptrdiff_t src_stride = x_stride;
+            if (!direct) {
+                operators::detail::load_padded(src, x_stride, wcount, op.d, dp, pad);
+                src = pad;
+                src_stride = static_cast<std::ptrdiff_t>(dp);
+            }
+            for (std::size_t k = 0; k < op.blocks; ++k) {
+                // L1-sized transforms into the wide buffer, then one accumulation
+                for (std::size_t r0 = 0; r0 < wcount; r0 += g) {
+                    const std::size_t count = std::min(g, wcount - r0);
+                    T *dst = buf + r0 * dp;
+                    operators::detail::forward_block(op, k, src + static_cast<std::ptrdiff_t>(r0) * src_stride,
+                                                     src_stride, dst, static_cast<std::ptrdiff_t>(dp), dst, tmp,
+                                                     count);
+                }
+                const std::size_t col = k * dp, width = std::min(dp, m - col);
+                accumulate<T>(f, buf, wcount, static_cast<std::ptrdiff_t>(dp), width, u ? u + col : nullptr,
+                              l0 + col, l1 ? l1 + col : nullptr);
+            }
+        }
+    });
+}
+
+// Tiles of the dense sketch: rows x columns of phases made at a time (32 KiB, in L1), and
+// the rows of a piece of the ordered reduction (about 2^21 outputs of work, a whole number
+// of tile rows; it depends on m only, never on the thread count).
+constexpr std::size_t dense_tile_rows = 16;
+template <class T>
+constexpr std::size_t dense_tile_cols()
+{
+    return (std::size_t{32} << 10) / (dense_tile_rows * sizeof(T));
+}
+
+// acc0/acc1 += the sums of the features f(Omega^T x_r (+ u)) over the rows of x, Omega
+// dense (d x m, row-major, `omega_stride` elements between its rows): the phases are made
+// a tile at a time (dense.hpp) and go straight into the nonlinearity and the sums. The
+// columns are walked in strips of a tile's width (Omega's strip stays in cache for all the
+// rows of a piece), the rows of each strip in order.
+template <class T>
+void sketch_dense(const T *omega, std::ptrdiff_t omega_stride, std::size_t d, std::size_t m, Nonlinearity f,
+                  const T *x, std::ptrdiff_t x_stride, std::size_t rows, const T *u, double *acc0, double *acc1)
+{
+    if (rows == 0 || m == 0) return;
+    if (d == 0) throw std::invalid_argument("sketch_dense: d must be >= 1");
+    if (!acc0 || (f != Nonlinearity::square && !acc1)) throw std::invalid_argument("sketch: missing accumulator");
+    const bool two = f != Nonlinearity::square;
+    constexpr std::size_t tr = dense_tile_rows, tc = dense_tile_cols<T>();
+    const std::size_t want = std::max<std::size_t>(1, (std::size_t{1} << 21) / m);
+    const std::size_t piece = (want + tr - 1) / tr * tr;
+    detail::ordered_pieces(rows, piece, m, two, acc0, acc1,
+                           [&](std::size_t p0, std::size_t p1, double *l0, double *l1) {
+        T *const tile = operators::detail::scratch<T>(1, tr * tc);
+        for (std::size_t c0 = 0; c0 < m; c0 += tc) {
+            const std::size_t width = std::min(tc, m - c0);
+            for (std::size_t r0 = p0; r0 < p1; r0 += tr) {
+                const std::size_t count = std::min(tr, p1 - r0);
+                dense::phases<T>(x + static_cast<std::ptrdiff_t>(r0) * x_stride, x_stride, count, d, omega + c0,
+                                 omega_stride, width, tile, static_cast<std::ptrdiff_t>(tc));
+                accumulate<T>(f, tile, count, static_cast<std::ptrdiff_t>(tc), width, u ? u + c0 : nullptr,
+                              l0 + c0, l1 ? l1 + c0 : nullptr);
+            }
+        }
+    });
+}
+
+// lo[j] = min(lo[j], min over the rows of x[r][j]), hi[j] likewise with max, for j < d:
+// the bounding box of the records, a reduction that merges across batches (x finite;
+// a NaN is not ordered and may or may not be skipped). Rows on the threads; min and max
+// are exact, so the result does not depend on the thread count.
+template <class T>
+void column_bounds(const T *x, std::ptrdiff_t stride, std::size_t rows, std::size_t d, double *lo, double *hi)
+{
+    if (rows == 0 || d == 0) return;
+    std::mutex mu;
+    auto work = [&](std::size_t r0, std::size_t r1) {
+        std::vector<T> l(x + static_cast<std::ptrdiff_t>(r0) * stride,
+                         x + static_cast<std::ptrdiff_t>(r0) * stride + static_cast<std::ptrdiff_t>(d));
+        std::vector<T> h(l);
+        for (std::size_t r = r0 + 1; r < r1; ++r) {
+            const T *row = x + static_cast<std::ptrdiff_t>(r) * stride;
+            for (std::size_t j = 0; j < d; ++j) {
+                l[j] = row[j] < l[j] ? row[j] : l[j];
+                h[j] = row[j] > h[j] ? row[j] : h[j];
+            }
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        for (std::size_t j = 0; j < d; ++j) {
+            lo[j] = std::min(lo[j], static_cast<double>(l[j]));
+            hi[j] = std::max(hi[j], static_cast<double>(h[j]));
+        }
+    };
+    const std::size_t threads = rows * d >= (std::size_t{1} << 18) ? static_cast<std::size_t>(get_num_threads()) : 1;
+    parallel_for(rows, threads, work);
 }
 
 }  // namespace sketch

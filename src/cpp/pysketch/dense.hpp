@@ -1,0 +1,203 @@
+// dense.hpp - small dense products for fused sketching (header-only, C++17).
+//
+//   phases(x, x_stride, rows, d, w, w_stride, n, t, t_stride)
+//       t[r][j] = sum_{i < d} x[r][i] w[i][j]   for r < rows, j < n
+//
+// A tile of the phases X Omega, made where the nonlinearity consumes it (sketch.hpp): the
+// products of a few rows with a strip of columns of a dense Omega (d x m, row-major), meant
+// for small d (where a BLAS call per tile costs more than the arithmetic and a whole-matrix
+// product would leave the L2 cache).
+//
+// Every output is the same chain of roundings on every instruction set:
+// t = x[0] w[0], then t = fma(x[i], w[i], t) for i = 1 .. d-1 (one rounding per fma). The
+// AVX-512F and AVX2+FMA paths (chosen at run time from fht_get_simd_level(), like
+// sincos.hpp) vectorize over j; the portable path (the "sse" and "scalar" levels and other
+// CPUs) uses std::fma; so the phases, and the sketches made from them, are bit-identical
+// across levels. Register blocking: 4 rows x 2 vectors of columns per inner loop (8
+// accumulators, each Omega vector used for 4 rows), then single rows, single vectors and
+// the last columns one at a time.
+#ifndef PYSKETCH_DENSE_HPP
+#define PYSKETCH_DENSE_HPP
+
+#include <cmath>
+#include <cstddef>
+
+#include "fht.h"
+
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
+    !defined(PYSKETCH_DENSE_PORTABLE_ONLY)
+#define PYSKETCH_DENSE_X86 1
+#include <immintrin.h>
+#endif
+
+namespace pysketch {
+namespace dense {
+namespace detail {
+
+// One output, the reference chain (also the tail of the vector paths).
+template <class T>
+inline T dot_column(const T *x, std::size_t d, const T *w, std::ptrdiff_t ws)
+{
+    T t = x[0] * w[0];
+    for (std::size_t i = 1; i < d; ++i) t = std::fma(x[i], w[static_cast<std::ptrdiff_t>(i) * ws], t);
+    return t;
+}
+
+template <class T>
+void phases_portable(const T *x, std::ptrdiff_t xs, std::size_t rows, std::size_t d, const T *w,
+                     std::ptrdiff_t ws, std::size_t n, T *t, std::ptrdiff_t ts)
+{
+    for (std::size_t r = 0; r < rows; ++r) {
+        const T *xr = x + static_cast<std::ptrdiff_t>(r) * xs;
+        T *tr = t + static_cast<std::ptrdiff_t>(r) * ts;
+        for (std::size_t j = 0; j < n; ++j) tr[j] = dot_column(xr, d, w + j, ws);
+    }
+}
+
+#if defined(PYSKETCH_DENSE_X86)
+
+#define PYSKETCH_DENSE_AVX512 __attribute__((always_inline, target("avx512f"))) inline
+#define PYSKETCH_DENSE_AVX2 __attribute__((always_inline, target("avx2,fma"))) inline
+
+template <class T>
+struct Avx512;
+template <>
+struct Avx512<float> {
+    using V = __m512;
+    static constexpr std::size_t lanes = 16;
+    PYSKETCH_DENSE_AVX512 static V load(const float *p) { return _mm512_loadu_ps(p); }
+    PYSKETCH_DENSE_AVX512 static void store(float *p, V v) { _mm512_storeu_ps(p, v); }
+    PYSKETCH_DENSE_AVX512 static V set1(float a) { return _mm512_set1_ps(a); }
+    PYSKETCH_DENSE_AVX512 static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+    PYSKETCH_DENSE_AVX512 static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+};
+template <>
+struct Avx512<double> {
+    using V = __m512d;
+    static constexpr std::size_t lanes = 8;
+    PYSKETCH_DENSE_AVX512 static V load(const double *p) { return _mm512_loadu_pd(p); }
+    PYSKETCH_DENSE_AVX512 static void store(double *p, V v) { _mm512_storeu_pd(p, v); }
+    PYSKETCH_DENSE_AVX512 static V set1(double a) { return _mm512_set1_pd(a); }
+    PYSKETCH_DENSE_AVX512 static V mul(V a, V b) { return _mm512_mul_pd(a, b); }
+    PYSKETCH_DENSE_AVX512 static V fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
+};
+template <class T>
+struct Avx2;
+template <>
+struct Avx2<float> {
+    using V = __m256;
+    static constexpr std::size_t lanes = 8;
+    PYSKETCH_DENSE_AVX2 static V load(const float *p) { return _mm256_loadu_ps(p); }
+    PYSKETCH_DENSE_AVX2 static void store(float *p, V v) { _mm256_storeu_ps(p, v); }
+    PYSKETCH_DENSE_AVX2 static V set1(float a) { return _mm256_set1_ps(a); }
+    PYSKETCH_DENSE_AVX2 static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+    PYSKETCH_DENSE_AVX2 static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+};
+template <>
+struct Avx2<double> {
+    using V = __m256d;
+    static constexpr std::size_t lanes = 4;
+    PYSKETCH_DENSE_AVX2 static V load(const double *p) { return _mm256_loadu_pd(p); }
+    PYSKETCH_DENSE_AVX2 static void store(double *p, V v) { _mm256_storeu_pd(p, v); }
+    PYSKETCH_DENSE_AVX2 static V set1(double a) { return _mm256_set1_pd(a); }
+    PYSKETCH_DENSE_AVX2 static V mul(V a, V b) { return _mm256_mul_pd(a, b); }
+    PYSKETCH_DENSE_AVX2 static V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
+};
+
+// R rows x W vectors of columns starting at column j: the chain over i for each of the R*W
+// accumulators, Omega's vectors loaded once per i and used for all R rows.
+#define PYSKETCH_DENSE_KERNELS(ISA, TARGET)                                                                          \
+    template <class Ops, std::size_t R, std::size_t W, class T>                                                     \
+    __attribute__((target(TARGET), always_inline)) inline void tile_##ISA(const T *x, std::ptrdiff_t xs,            \
+                                                                          std::size_t d, const T *w,                \
+                                                                          std::ptrdiff_t ws, T *t,                  \
+                                                                          std::ptrdiff_t ts)                        \
+    {                                                                                                                \
+        using V = typename Ops::V;                                                                                   \
+        constexpr std::size_t L = Ops::lanes;                                                                        \
+        V acc[R][W];                                                                                                 \
+        {                                                                                                            \
+            V wv[W];                                                                                                 \
+            for (std::size_t v = 0; v < W; ++v) wv[v] = Ops::load(w + v * L);                                       \
+            for (std::size_t q = 0; q < R; ++q) {                                                                    \
+                const V xq = Ops::set1(x[static_cast<std::ptrdiff_t>(q) * xs]);                                      \
+                for (std::size_t v = 0; v < W; ++v) acc[q][v] = Ops::mul(xq, wv[v]);                                 \
+            }                                                                                                        \
+        }                                                                                                            \
+        for (std::size_t i = 1; i < d; ++i) {                                                                        \
+            const T *wi = w + static_cast<std::ptrdiff_t>(i) * ws;                                                   \
+            V wv[W];                                                                                                 \
+            for (std::size_t v = 0; v < W; ++v) wv[v] = Ops::load(wi + v * L);                                       \
+            for (std::size_t q = 0; q < R; ++q) {                                                                    \
+                const V xq = Ops::set1(x[static_cast<std::ptrdiff_t>(q) * xs + static_cast<std::ptrdiff_t>(i)]);    \
+                for (std::size_t v = 0; v < W; ++v) acc[q][v] = Ops::fma(xq, wv[v], acc[q][v]);                      \
+            }                                                                                                        \
+        }                                                                                                            \
+        for (std::size_t q = 0; q < R; ++q)                                                                          \
+            for (std::size_t v = 0; v < W; ++v) Ops::store(t + static_cast<std::ptrdiff_t>(q) * ts + v * L, acc[q][v]);\
+    }                                                                                                                \
+                                                                                                                     \
+    template <class Ops, std::size_t R, class T>                                                                     \
+    __attribute__((target(TARGET), always_inline)) inline void rows_##ISA(const T *x, std::ptrdiff_t xs,            \
+                                                                          std::size_t d, const T *w,                \
+                                                                          std::ptrdiff_t ws, std::size_t n, T *t,   \
+                                                                          std::ptrdiff_t ts)                        \
+    {                                                                                                                \
+        constexpr std::size_t L = Ops::lanes;                                                                        \
+        std::size_t j = 0;                                                                                           \
+        for (; j + 2 * L <= n; j += 2 * L) tile_##ISA<Ops, R, 2>(x, xs, d, w + j, ws, t + j, ts);                    \
+        for (; j + L <= n; j += L) tile_##ISA<Ops, R, 1>(x, xs, d, w + j, ws, t + j, ts);                            \
+        for (; j < n; ++j)                                                                                           \
+            for (std::size_t q = 0; q < R; ++q)                                                                      \
+                t[static_cast<std::ptrdiff_t>(q) * ts + static_cast<std::ptrdiff_t>(j)] =                            \
+                    dot_column(x + static_cast<std::ptrdiff_t>(q) * xs, d, w + j, ws);                               \
+    }                                                                                                                \
+                                                                                                                     \
+    template <class Ops, class T>                                                                                    \
+    __attribute__((target(TARGET))) void phases_##ISA(const T *x, std::ptrdiff_t xs, std::size_t rows,              \
+                                                      std::size_t d, const T *w, std::ptrdiff_t ws, std::size_t n,  \
+                                                      T *t, std::ptrdiff_t ts)                                      \
+    {                                                                                                                \
+        std::size_t r = 0;                                                                                           \
+        for (; r + 4 <= rows; r += 4)                                                                                \
+            rows_##ISA<Ops, 4>(x + static_cast<std::ptrdiff_t>(r) * xs, xs, d, w, ws, n,                             \
+                               t + static_cast<std::ptrdiff_t>(r) * ts, ts);                                         \
+        for (; r < rows; ++r)                                                                                        \
+            rows_##ISA<Ops, 1>(x + static_cast<std::ptrdiff_t>(r) * xs, xs, d, w, ws, n,                             \
+                               t + static_cast<std::ptrdiff_t>(r) * ts, ts);                                         \
+    }
+
+PYSKETCH_DENSE_KERNELS(avx512, "avx512f")
+PYSKETCH_DENSE_KERNELS(avx2, "avx2,fma")
+
+#undef PYSKETCH_DENSE_KERNELS
+
+#endif  // PYSKETCH_DENSE_X86
+
+}  // namespace detail
+
+// t[r * t_stride + j] = sum_{i < d} x[r * x_stride + i] * w[i * w_stride + j] for r < rows,
+// j < n (d >= 1; the chain of roundings above). t must not overlap x or w.
+template <class T>
+void phases(const T *x, std::ptrdiff_t x_stride, std::size_t rows, std::size_t d, const T *w,
+            std::ptrdiff_t w_stride, std::size_t n, T *t, std::ptrdiff_t t_stride)
+{
+    if (rows == 0 || n == 0 || d == 0) return;
+#if defined(PYSKETCH_DENSE_X86)
+    switch (fht_get_simd_level()) {
+    case FHT_SIMD_AVX512:
+        detail::phases_avx512<detail::Avx512<T>>(x, x_stride, rows, d, w, w_stride, n, t, t_stride);
+        return;
+    case FHT_SIMD_AVX2:
+        detail::phases_avx2<detail::Avx2<T>>(x, x_stride, rows, d, w, w_stride, n, t, t_stride);
+        return;
+    default: break;
+    }
+#endif
+    detail::phases_portable(x, x_stride, rows, d, w, w_stride, n, t, t_stride);
+}
+
+}  // namespace dense
+}  // namespace pysketch
+
+#endif  // PYSKETCH_DENSE_HPP
