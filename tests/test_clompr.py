@@ -57,7 +57,7 @@ def test_gradients_match_finite_differences(op, gmm):
     family = DiagonalGaussianAtoms(prob, lo, hi) if gmm else DiracAtoms(prob, lo, hi)
     rng = np.random.default_rng(2)
     k = 3
-    theta = np.array([family.random(rng) for _ in range(k)])
+    theta = family.random(rng, k)
     alpha = rng.random(k) + 0.2
 
     # step 5: F(theta, alpha)
