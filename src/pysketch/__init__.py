@@ -6,10 +6,17 @@ count (:class:`Sketch`, made by a :class:`FeatureMap`). The frequencies Omega co
 :class:`FrequencyLaw` through a dense or a structured operator (R3, GR2, Fastfood blocks
 over the fast Walsh-Hadamard transform :func:`fwht`). The compiled core is SIMD and
 multi-threaded; :func:`simd_level` and :func:`set_num_threads` report and set what it uses.
+
+:class:`CompressiveKMeans` and :class:`CompressiveGaussianMixture` learn k-means centers
+and diagonal Gaussian mixtures from a sketch (CL-OMPR), with scikit-learn's API;
+:mod:`pysketch.datasets` generates the benchmark mixtures and :mod:`pysketch.metrics`
+holds SSE, relative SSE, adjusted Rand index and mixture log-likelihoods.
 """
 
 __version__ = "0.1.0"
 
+from . import datasets, metrics
+from .estimators import CompressiveGaussianMixture, CompressiveKMeans
 from .features import FeatureMap, make_feature_map
 from .frequencies import (
     AdaptedRadiusLaw,
@@ -34,6 +41,8 @@ from .sketch import Sketch, SketchAccumulator, SketchFileError
 __all__ = [
     "__version__",
     "AdaptedRadiusLaw",
+    "CompressiveGaussianMixture",
+    "CompressiveKMeans",
     "DenseOperator",
     "FeatureMap",
     "FoldedGaussianLaw",
@@ -46,12 +55,14 @@ __all__ = [
     "SketchAccumulator",
     "SketchFileError",
     "StructuredOperator",
+    "datasets",
     "fwht",
     "get_num_threads",
     "make_feature_map",
     "make_law",
     "make_operator",
     "max_simd_level",
+    "metrics",
     "set_num_threads",
     "set_simd_level",
     "simd_level",

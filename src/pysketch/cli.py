@@ -3,6 +3,13 @@
 ``pysketch`` (or ``pysketch info``, or ``python -m pysketch``) prints the version, the
 instruction set and thread count the compiled core uses, checks the Walsh-Hadamard
 transform against its definition and times it.
+
+``pysketch demo`` runs compressive k-means end to end: on generated data (by default
+10^6 records, d = 10, k = 10) or a user's .npy / .csv file, it sketches the data in one
+pass (with a progress bar), learns the centers from the sketch alone, and prints the
+sketch time, decode time and relative SSE, with scikit-learn's KMeans alongside when it
+is installed; with matplotlib it also draws the data's two first principal directions
+with the true and learned centers.
 """
 
 import argparse
@@ -35,9 +42,33 @@ def main(argv=None):
     info.add_argument("--n", type=_power_of_two, default=1024, help="transform length to time (default 1024)")
     info.add_argument("--rows", type=_positive, default=4096, help="rows in the timed batch (default 4096)")
     info.add_argument("--repeat", type=_positive, default=20, help="timed trials, best is shown (default 20)")
+    demo = commands.add_parser(
+        "demo",
+        help="compressive k-means end to end on generated data or your file",
+        description="Sketch a dataset in one pass, learn k-means centers from the sketch alone, and compare "
+        "with k-means on the full data. Without --data, 10^6 records are generated: k unit-variance "
+        "clusters with centers drawn N(0, 4 I_d).",
+    )
+    demo.add_argument("--data", metavar="FILE", help="a .npy or .csv file of records (rows) to cluster")
+    demo.add_argument("-k", "--clusters", type=_positive, default=10, help="number of clusters (default 10)")
+    demo.add_argument("--n", type=_positive, default=10**6, help="records to generate without --data (default 10^6)")
+    demo.add_argument("--d", type=_positive, default=10, help="dimension to generate without --data (default 10)")
+    demo.add_argument("--sketch-size", type=_positive, default=None,
+                      help="number of frequencies m (default 10 * k * d)")
+    demo.add_argument("--output", metavar="PNG", default="pysketch_demo.png",
+                      help="where to write the plot (needs matplotlib; default pysketch_demo.png; 'none' to skip)")
+    demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    demo.add_argument("--no-baseline", action="store_true", help="skip scikit-learn's KMeans on the full data")
     args = parser.parse_args(argv)
     if args.command is None:  # plain `pysketch`: the same as `pysketch info` with its defaults
         args = parser.parse_args(["info"])
+    if args.command == "demo":
+        from .demo import run_demo
+
+        try:
+            return run_demo(args)
+        except (OSError, ValueError) as exc:  # a bad file or bad data: say so, no traceback
+            parser.exit(2, f"pysketch demo: error: {exc}\n")
     return _info(args.n, args.rows, args.repeat)
 
 

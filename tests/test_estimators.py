@@ -1,0 +1,214 @@
+"""CompressiveKMeans and CompressiveGaussianMixture: quality on generated data, the
+scikit-learn conventions (check_estimator), fit_sketch, partial_fit and bad input."""
+
+import numpy as np
+import pytest
+
+from pysketch import CompressiveGaussianMixture, CompressiveKMeans, Sketch, make_feature_map
+from pysketch.datasets import make_blobs_gaussian_centers, make_gmm_diag
+from pysketch.frequencies import GaussianLaw
+from pysketch.metrics import gaussian_mixture_log_likelihood, kmeans_plus_plus, relative_sse, sse
+
+# ------------------------------------------------------------------------ scikit-learn checks
+
+try:
+    from sklearn.utils.estimator_checks import parametrize_with_checks
+except ImportError:  # the checks need scikit-learn (in the `test` extra); the rest does not
+    parametrize_with_checks = None
+
+if parametrize_with_checks is not None:
+
+    # The checks fit on tiny arbitrary data (a few dozen uniform or constant records) where
+    # the kernel-scale pilot rightly warns that its estimate is poor; that warning is not
+    # what the checks test.
+    @pytest.mark.filterwarnings("ignore::pysketch.scale.ScaleWarning")
+    @parametrize_with_checks([CompressiveKMeans(n_clusters=3), CompressiveGaussianMixture(n_components=2)])
+    def test_scikit_learn_estimator_checks(estimator, check):
+        # Every check applies and passes: none is marked expected-to-fail.
+        check(estimator)
+
+else:
+
+    def test_scikit_learn_estimator_checks():
+        pytest.skip("scikit-learn is not installed (pip install '.[test]')")
+
+
+# ------------------------------------------------------------------------ k-means quality
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    """k = 5 unit-variance clusters in d = 6, centers N(0, 4 I): the acceptance model, smaller."""
+    X = make_blobs_gaussian_centers(20_000, 5, 6, random_state=3)[0]
+    return X
+
+
+def test_kmeans_matches_kmeans_plus_plus_on_clustered_data(blobs):
+    # RSE = SSE / SSE of k-means++ (best of 3). On this model the issue's target is a
+    # median <= 1.05 at n = 1e5 (benchmarks/kmeans_quality.py); here every one of 3 seeds
+    # must be within 1.10 (a wrong center costs far more: one missed cluster of 5 gives
+    # an RSE of about 2).
+    _, base = kmeans_plus_plus(blobs, 5, n_init=3, random_state=0)
+    for seed in range(3):
+        est = CompressiveKMeans(5, random_state=seed).fit(blobs)
+        assert est.cluster_centers_.shape == (5, 6)
+        rse = sse(blobs, est.cluster_centers_) / base
+        assert rse <= 1.10, (seed, rse)
+        assert est.inertia_ == pytest.approx(sse(blobs, est.cluster_centers_), rel=1e-9)
+        np.testing.assert_array_equal(est.labels_, est.predict(blobs))
+        assert est.weights_.sum() == pytest.approx(1.0, abs=0.05)
+
+
+def test_kmeans_sketch_size_operator_and_fitted_attributes(blobs):
+    est = CompressiveKMeans(5, sketch_size=123, kernel_scale=2.0, operator="r3", random_state=0).fit(blobs[:2000])
+    fm = est.sketch_.feature_map
+    assert fm.m == 123 and fm.d == 6 and fm.operator.kind == "r3"
+    assert est.kernel_scale_ == 2.0
+    assert est.sketch_.count == 2000
+    assert est.n_features_in_ == 6
+    lo, hi = est.bounds_
+    np.testing.assert_array_equal(lo, blobs[:2000].min(axis=0))
+    np.testing.assert_array_equal(hi, blobs[:2000].max(axis=0))
+    assert np.all(est.cluster_centers_ >= lo) and np.all(est.cluster_centers_ <= hi)
+    # operator='auto': dense below 64 features, structured from 64 on
+    assert CompressiveKMeans(2, kernel_scale=1.0, random_state=0).fit(blobs[:500]).sketch_.feature_map.operator.kind \
+        == "dense"
+    wide = np.random.default_rng(0).standard_normal((300, 64))
+    assert CompressiveKMeans(2, kernel_scale=8.0, n_init=1, random_state=0).fit(wide).sketch_.feature_map.operator.kind \
+        != "dense"
+
+
+def test_transform_score_and_predict_are_the_distances(blobs):
+    est = CompressiveKMeans(5, random_state=1).fit(blobs)
+    Y = blobs[:50]
+    D = est.transform(Y)
+    ref = np.linalg.norm(Y[:, None, :] - est.cluster_centers_[None], axis=2)
+    np.testing.assert_allclose(D, ref, rtol=1e-12)
+    np.testing.assert_array_equal(est.predict(Y), np.argmin(ref, axis=1))
+    assert est.score(Y) == pytest.approx(-np.sum(np.min(ref, axis=1) ** 2), rel=1e-12)
+
+
+def test_same_random_state_same_centers(blobs):
+    a = CompressiveKMeans(5, random_state=7).fit(blobs[:5000]).cluster_centers_
+    b = CompressiveKMeans(5, random_state=7).fit(blobs[:5000]).cluster_centers_
+    np.testing.assert_array_equal(a, b)
+
+
+def test_fit_sketch_learns_from_a_sketch_made_elsewhere(blobs):
+    # The data holder sketches; the analyst only gets the sketch and public bounds.
+    fm = make_feature_map(6, 300, "complex", law=GaussianLaw(4.0), random_state=11)
+    sketch = fm.sketch(blobs[:10000]) + fm.sketch(blobs[10000:])  # merged pieces
+    # a public box, wider than the data's range (about [-8, 11] x ... x [-5, 6])
+    path_bounds = (np.full(6, -12.0), np.full(6, 12.0))
+    est = CompressiveKMeans(5, random_state=0).fit_sketch(sketch, path_bounds)
+    assert est.sketch_ is sketch and est.kernel_scale_ == 4.0
+    assert not hasattr(est, "labels_")  # no data were seen
+    assert relative_sse(blobs, est.cluster_centers_, random_state=0) <= 1.10
+    # the same sketch and seed give the same centers; bounds as a (d, 2) array too
+    again = CompressiveKMeans(5, random_state=0).fit_sketch(sketch, np.column_stack(path_bounds))
+    np.testing.assert_array_equal(again.cluster_centers_, est.cluster_centers_)
+
+
+def test_partial_fit_sketches_the_stream(blobs):
+    # With a given scale, the streamed sketch is the sketch of the whole data (same map).
+    full = CompressiveKMeans(5, kernel_scale=2.5, random_state=4).fit(blobs)
+    stream = CompressiveKMeans(5, kernel_scale=2.5, random_state=4)
+    for part in np.array_split(blobs, 4):
+        stream.partial_fit(part)
+    assert stream.sketch_.count == full.sketch_.count == blobs.shape[0]
+    assert stream.sketch_.feature_map == full.sketch_.feature_map
+    np.testing.assert_allclose(stream.sketch_.sum, full.sketch_.sum, rtol=1e-9, atol=1e-6)
+    assert relative_sse(blobs, stream.cluster_centers_, random_state=0) <= 1.10
+    with pytest.raises(ValueError, match="X has 3 features, but CompressiveKMeans is expecting 6"):
+        stream.partial_fit(blobs[:10, :3])
+
+
+# ------------------------------------------------------------------------ Gaussian mixtures
+
+
+def test_gaussian_mixture_likelihood_close_to_the_true_mixture():
+    X, _, p = make_gmm_diag(30_000, 3, 4, mean_scale=4.0, random_state=5, return_params=True)
+    test = make_gmm_diag(10_000, 3, 4, mean_scale=4.0, random_state=5)[0]  # same mixture, other records
+    truth = gaussian_mixture_log_likelihood(test, p["weights"], p["means"], p["covariances"])
+    est = CompressiveGaussianMixture(3, random_state=0).fit(X)
+    assert est.means_.shape == (3, 4) and est.covariances_.shape == (3, 4) and est.weights_.shape == (3,)
+    assert np.all(est.covariances_ > 0)
+    # Within 0.1 nat per record of the true parameters (a missed component costs > 1 nat).
+    assert est.score(test) >= truth - 0.1, (est.score(test), truth)
+
+
+def test_gaussian_mixture_density_is_the_mixture_formula():
+    X = make_gmm_diag(5000, 2, 3, random_state=1)[0]
+    est = CompressiveGaussianMixture(2, random_state=0).fit(X)
+    Y = X[:20]
+    dens = np.zeros(20)
+    comp = np.empty((20, 2))
+    for j in range(2):
+        v = est.covariances_[j]
+        q = np.sum((Y - est.means_[j]) ** 2 / v, axis=1)
+        comp[:, j] = est.weights_[j] * np.exp(-0.5 * q) / np.sqrt(np.prod(2 * np.pi * v))
+        dens += comp[:, j]
+    np.testing.assert_allclose(est.score_samples(Y), np.log(dens), rtol=1e-10)
+    np.testing.assert_allclose(est.predict_proba(Y), comp / dens[:, None], rtol=1e-9, atol=1e-15)
+    np.testing.assert_array_equal(est.predict(Y), np.argmax(comp, axis=1))
+    assert est.score(Y) == pytest.approx(np.mean(np.log(dens)), rel=1e-12)
+    total = est.weights_.sum()
+    assert gaussian_mixture_log_likelihood(Y, est.weights_ / total, est.means_, est.covariances_) == pytest.approx(
+        np.mean(np.log(dens)) - np.log(total), rel=1e-10)
+
+
+# ------------------------------------------------------------------------ bad input
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"n_clusters": 0}, "n_clusters must be an int >= 1; got 0"),
+        ({"n_clusters": 2.5}, "n_clusters must be an int >= 1; got 2.5"),
+        ({"sketch_size": 0}, "sketch_size must be an int >= 1"),
+        ({"kernel_scale": -1.0}, "kernel_scale must be 'auto', 'sketch', 'separation' or a positive"),
+        ({"kernel_scale": "big"}, "kernel_scale must be"),
+        ({"operator": "fft"}, r"operator must be one of \('auto', 'dense', 'r3', 'gr2', 'fastfood'\)"),
+        ({"frequency_law": "cauchy"}, "frequency_law must be one of"),
+        ({"n_init": 0}, "n_init must be an int >= 1"),
+        ({"dtype": "float16"}, "dtype must be float32 or float64"),
+        ({"pilot_size": 1}, "pilot_size must be an int >= 2"),
+    ],
+)
+def test_bad_parameters_are_named(params, match):
+    X = np.random.default_rng(0).standard_normal((50, 2))
+    with pytest.raises((ValueError, TypeError), match=match):
+        CompressiveKMeans(**{"n_clusters": 2, **params}).fit(X)
+
+
+def test_bad_data_and_sketch_arguments_are_named(blobs):
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        CompressiveKMeans(2).fit(np.array([[0.0, 1.0], [np.nan, 2.0], [3.0, 4.0]]))
+    with pytest.raises(ValueError, match="Expected a 2-D array for X"):
+        CompressiveKMeans(2).fit(np.zeros(10))
+    with pytest.raises(ValueError, match="n_samples=3 should be >= n_clusters=4"):
+        CompressiveKMeans(4).fit(np.eye(3))
+    with pytest.raises(TypeError, match="sketch must be a pysketch.Sketch, got ndarray"):
+        CompressiveKMeans(2).fit_sketch(np.zeros(10), (0, 1))
+    fm = make_feature_map(6, 60, "complex", law=GaussianLaw(1.0), random_state=0)
+    sketch = fm.sketch(blobs[:100])
+    with pytest.raises(ValueError, match=r"bounds must be \(lower, upper\) or a \(6, 2\) array"):
+        CompressiveKMeans(2).fit_sketch(sketch, np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="every upper bound must be >= the lower bound"):
+        CompressiveKMeans(2).fit_sketch(sketch, (np.ones(6), np.zeros(6)))
+    with pytest.raises(ValueError, match="bounds are required"):
+        CompressiveKMeans(2).fit_sketch(sketch, None)
+    with pytest.raises(ValueError, match="the sketch is empty"):
+        CompressiveKMeans(2).fit_sketch(Sketch(fm, np.zeros_like(sketch.sum), 0), (-1, 1))
+    est = CompressiveKMeans(2, kernel_scale=1.0, n_init=1, random_state=0).fit(blobs[:200])
+    with pytest.raises(ValueError, match="X has 2 features, but CompressiveKMeans is expecting 6"):
+        est.predict(blobs[:5, :2])
+
+
+def test_unfitted_estimators_say_so():
+    pytest.importorskip("sklearn")
+    from sklearn.exceptions import NotFittedError
+
+    for est in (CompressiveKMeans(2), CompressiveGaussianMixture(2)):
+        with pytest.raises(NotFittedError, match="is not fitted yet"):
+            est.predict(np.zeros((2, 2)))
