@@ -6,7 +6,9 @@ are read once more only for the pilot that chooses the kernel scale (when it is 
 for the bounding box of the centers (with `fit`), and for `labels_`.
 """
 
+import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -161,11 +163,80 @@ class _CompressiveMixture(BaseEstimator):
             raise ValueError(f"n_samples={n}: estimating the kernel scale needs at least 2 records; pass a number "
                              "as kernel_scale to sketch a single record")
         rng = as_generator(self.random_state)
+        if self.epsilon is not None:
+            return self._fit_private(X, rng)
+        if self.bounds is not None:
+            raise ValueError("bounds is used only with epsilon (private fit); without it the data's own box is used")
         sigma = self._scale(X, rng)
         fm = self._make_map(d, sigma, rng)
         sketch, lo, hi = self._sketch_data(X, fm)
         self.kernel_scale_ = sigma
         self._decode(sketch, (lo, hi), rng)
+        self._after_fit(X)
+        return self
+
+    def _fit_private(self, X, rng):
+        """fit with (epsilon, delta)-DP: see the class docstring ("Differential privacy")."""
+        from .privacy import PrivacyLeakWarning, nsr
+        from .privacy.accountant import charge
+        from .privacy.mechanisms import _check_delta, _check_epsilon, noise_source
+        from .privacy.private_sketch import noisy_count, release_sum
+        from .privacy.sensitivity import NEIGHBOURING, sum_sensitivity
+
+        eps = _check_epsilon(self.epsilon)
+        delta = _check_delta(self.delta, positive=False)
+        if self.neighbouring not in NEIGHBOURING:
+            raise ValueError(f"neighbouring must be one of {NEIGHBOURING}, got {self.neighbouring!r}")
+        mechanism = "laplace" if delta == 0 else "gaussian"
+        n, d = X.shape
+        k = self._n_atoms()
+        if self.bounds is None:
+            warnings.warn(
+                "bounds were not given: the box of the centers is computed from the data, which is not "
+                "differentially private. Pass bounds=(lower, upper) from public knowledge.",
+                PrivacyLeakWarning, stacklevel=3)
+            lo, hi = _bounds(X)
+            lo, hi = _check_bounds((lo, hi), d)
+        else:
+            lo, hi = _check_bounds(self.bounds, d)
+            outside = int(np.count_nonzero(((X < lo) | (X > hi)).any(axis=1)))
+            if outside:
+                warnings.warn(f"{outside} of {n} records lie outside bounds and were clipped to the box "
+                              "(the privacy guarantee holds for the clipped data)", RuntimeWarning, stacklevel=3)
+                X = np.clip(X, lo, hi)
+        if isinstance(self.kernel_scale, str):
+            warnings.warn(
+                f"kernel_scale={self.kernel_scale!r} reads a pilot of the raw records without privacy "
+                "protection (a private pilot is not implemented); pass kernel_scale=<number> from public "
+                "knowledge to keep the whole fit private.", PrivacyLeakWarning, stacklevel=3)
+        sigma = self._scale(X, rng)
+        charge(self.accountant, eps, delta, type(self).__name__ + ".fit")
+        source = noise_source()
+        # 1. the count (add/remove) with its share of epsilon, the split optimized at the
+        #    public size from which this sketch size is useful (notes seed000 sec. 5)
+        m_default = self._sketch_size(d)
+        if self.neighbouring == "add_remove":
+            n_ref = nsr.n0(m_default, eps, nsr.nsr_max(m_default, k, d))
+            gamma = nsr.budget_split(m_default, eps, n_ref, delta=delta, mechanism=mechanism)
+            eps_count = (1.0 - gamma) * eps
+            count = noisy_count(n, eps_count, source)
+            n_low = max(count - math.log(20.0) / eps_count, 1.0)  # 95% lower confidence bound on n
+        else:
+            gamma, eps_count, count, n_low = 1.0, 0.0, n, float(n)
+        eps_sum = eps - eps_count
+        # 2. the sketch size: the rule 2kd <= m <= n^2 eps^2 / (10^3 kd), capped at the default
+        m = self.sketch_size if self.sketch_size is not None else nsr.choose_sketch_size(
+            k, d, n_low, eps_sum, delta=delta, factor=self._sketch_factor)
+        fm = make_feature_map(d, m, "complex", operator=self.operator, law=self._law(sigma), random_state=rng,
+                              dtype=np.dtype(self.dtype))
+        acc = SketchAccumulator(fm, batch_size=self.batch_size)
+        acc.update(X)
+        sens = sum_sensitivity(fm, 1 if mechanism == "laplace" else 2, self.neighbouring)
+        private = release_sum(acc.sketch(), count, epsilon=eps, delta=delta, neighbouring=self.neighbouring,
+                              mechanism=mechanism, epsilon_sum=eps_sum, epsilon_count=eps_count, sensitivity=sens,
+                              features_per_record=None, source=source)
+        self.kernel_scale_ = sigma
+        self._decode(private, (lo, hi), rng)
         self._after_fit(X)
         return self
 
@@ -203,6 +274,10 @@ class _CompressiveMixture(BaseEstimator):
         """Add X to the sketch and learn again from the whole sketch so far (the kernel
         scale and the map are fixed at the first call, from its data)."""
         self._validate_params()
+        if self.epsilon is not None:
+            raise ValueError("partial_fit does not release private sketches (each call would spend the budget "
+                             "again): accumulate with pysketch.SketchAccumulator, release once with "
+                             "pysketch.privacy.make_private, then call fit_sketch")
         X = _check_array(X)
         if not hasattr(self, "_accumulator"):
             rng = as_generator(self.random_state)
@@ -299,6 +374,32 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     batch_size : int, optional
         Records sketched at a time.
     random_state : None, int or numpy Generator
+        Draws the operator, the kernel-scale pilot and the decoder's starts (all
+        public). Never the privacy noise.
+    epsilon : float, optional
+        Fit with differential privacy (see below). None: no privacy.
+    delta : float, default 0
+        0: pure epsilon-DP (Laplace noise); > 0: (epsilon, delta)-DP (analytic Gaussian).
+    bounds : (lower, upper) or (n_features, 2) array, optional
+        Public box of the data (required for privacy; without it the box is read from
+        the data with a PrivacyLeakWarning). Records outside are clipped, with a warning.
+    neighbouring : {'add_remove', 'replace'}, default 'add_remove'
+    accountant : pysketch.privacy.BudgetAccountant or diffprivlib BudgetAccountant, optional
+        Charged (epsilon, delta) before anything is released.
+
+    Differential privacy
+    --------------------
+    With ``epsilon`` set, `fit` releases one private sketch and decodes it (decoding is
+    post-processing; ``fit_sketch`` on the saved ``sketch_`` costs nothing more):
+    under 'add_remove' a share of epsilon (numerically optimized,
+    pysketch.privacy.nsr.budget_split) noises the count, whose 95% lower confidence
+    bound sets the sketch size by the rule 2kd <= m <= n^2 eps^2 / (10^3 kd) (capped at
+    the non-private default 10kd); the rest noises the sum of features (Laplace with L1
+    sensitivity sqrt(2) m, or Gaussian with L2 sensitivity sqrt(m); doubled under
+    'replace', where the count is public). Noise comes from OS entropy. Give
+    ``kernel_scale`` as a number: 'auto' reads a pilot of the raw records (a private
+    pilot is not implemented) and warns with a PrivacyLeakWarning. `labels_` and
+    `inertia_` are computed from the raw data for the caller and are not private.
 
     Attributes
     ----------
@@ -321,7 +422,8 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
 
     def __init__(self, n_clusters=8, *, sketch_size=None, kernel_scale="auto", operator="auto",
                  frequency_law="gaussian", n_init=3, dtype="float32", pilot_size=5000, batch_size=None,
-                 random_state=None):
+                 random_state=None, epsilon=None, delta=0.0, bounds=None,
+                 neighbouring="add_remove", accountant=None):
         self.n_clusters = n_clusters
         self.sketch_size = sketch_size
         self.kernel_scale = kernel_scale
@@ -332,6 +434,11 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
         self.pilot_size = pilot_size
         self.batch_size = batch_size
         self.random_state = random_state
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds = bounds
+        self.neighbouring = neighbouring
+        self.accountant = accountant
 
     def _n_atoms(self):
         return self.n_clusters
@@ -402,7 +509,8 @@ class CompressiveGaussianMixture(DensityMixin, _CompressiveMixture):
 
     def __init__(self, n_components=1, *, sketch_size=None, kernel_scale="auto", operator="auto",
                  frequency_law="adapted_radius", n_init=3, dtype="float32", pilot_size=5000, batch_size=None,
-                 random_state=None):
+                 random_state=None, epsilon=None, delta=0.0, bounds=None,
+                 neighbouring="add_remove", accountant=None):
         self.n_components = n_components
         self.sketch_size = sketch_size
         self.kernel_scale = kernel_scale
@@ -413,6 +521,11 @@ class CompressiveGaussianMixture(DensityMixin, _CompressiveMixture):
         self.pilot_size = pilot_size
         self.batch_size = batch_size
         self.random_state = random_state
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds = bounds
+        self.neighbouring = neighbouring
+        self.accountant = accountant
 
     def _n_atoms(self):
         return self.n_components

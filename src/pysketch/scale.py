@@ -61,6 +61,7 @@ so only the pilot rows are loaded. An iterator of batches cannot be subsampled w
 import collections.abc
 import dataclasses
 import math
+import numbers
 import warnings
 
 import numpy as np
@@ -907,3 +908,20 @@ def kernel_scale(
         X, n_clusters, method=method, task=task, pilot_size=pilot_size, pilot=pilot,
         random_state=random_state,
     ).sigma
+
+
+def expected_separation(n_clusters, n_features, center_std):
+    r"""The expected minimum distance between k centres drawn N(0, s^2 I_d), thesis eq.
+    (4.14) (asymptotic in k, rough below k = 20):
+
+    .. math:: \mathbf E[\varepsilon_k] \approx 2^{1+1/d}\,\Gamma(1+d/2)^{1/d}\,\Gamma(1+1/d)\,
+              k^{-2/d}\, s.
+
+    A kernel scale from public knowledge of the data's model (no data read), for private
+    fits: ``KMEANS_SEPARATION_FACTOR * expected_separation(k, d, s)``."""
+    k = _check_int(n_clusters, "n_clusters")
+    d = _check_int(n_features, "n_features")
+    if not (isinstance(center_std, numbers.Real) and math.isfinite(center_std) and center_std > 0):
+        raise ValueError(f"center_std must be a positive finite number, got {center_std!r}")
+    log_g = math.lgamma(1 + d / 2) / d
+    return 2.0 ** (1 + 1 / d) * math.exp(log_g) * math.gamma(1 + 1 / d) * k ** (-2 / d) * float(center_std)

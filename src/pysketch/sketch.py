@@ -121,7 +121,8 @@ class Sketch:
             meta = json.loads(str(contents.pop("meta")))
         except (TypeError, ValueError) as exc:
             raise SketchFileError(f"{path}: damaged metadata ({exc})") from exc
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
+        private = isinstance(meta, dict) and meta.get("format") == "pysketch.private_sketch"
+        if not isinstance(meta, dict) or (meta.get("format") != FORMAT_NAME and not private):
             raise SketchFileError(f"{path}: not a pysketch sketch file (format {meta.get('format')!r})")
         if meta.get("version") != FORMAT_VERSION:
             raise SketchFileError(
@@ -131,6 +132,12 @@ class Sketch:
         stored = meta.pop("checksum", None)
         if stored != _checksum(meta, contents):
             raise SketchFileError(f"{path}: checksum mismatch: the file was modified or damaged")
+        if private:  # a PrivateSketch file (pysketch.privacy): same layout plus the privacy record
+            from .privacy.private_sketch import PrivateSketch
+
+            return PrivateSketch._from_contents(path, meta, contents)
+        if cls is not Sketch:
+            raise SketchFileError(f"{path}: a clean sketch file, not a {cls.__name__}")
         map_arrays = {k[len("map_"):]: v for k, v in contents.items() if k.startswith("map_")}
         try:
             fmap = FeatureMap.from_state(meta["feature_map"], map_arrays)

@@ -1,0 +1,69 @@
+"""Private compressive k-means: RSE at given (epsilon, delta) (issue 5 acceptance).
+
+Data as in the CL-OMPR acceptance (``make_blobs_gaussian_centers``: k unit-variance
+clusters, centres N(0, 4 I_d)). Everything the private fit uses about the data is public
+knowledge of this model, none of it read from the records: the box ``bounds = +-10`` per
+coordinate (4.5 standard deviations of a coordinate's marginal, sqrt(4 + 1); the few
+records outside are clipped) and the kernel scale ``0.8 * expected_separation(k, d, 2)``
+(thesis eq. (4.14)). RSE = SSE / SSE of k-means++ (best of 3), on the clean data.
+
+Usage::
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/private_quality.py --d 10 --epsilon 1 0.1 --seeds 10
+    OPENBLAS_NUM_THREADS=1 python benchmarks/private_quality.py --d 10 --epsilon 0.1 --delta 1e-7
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+
+from pysketch.datasets import make_blobs_gaussian_centers
+from pysketch.estimators import CompressiveKMeans
+from pysketch.metrics import kmeans_plus_plus, sse
+from pysketch.scale import KMEANS_SEPARATION_FACTOR, expected_separation
+
+BOX = 10.0
+CENTER_STD = 2.0
+
+
+def run(d, n, k, epsilon, delta, seeds, out=print, neighbouring="add_remove"):
+    scale = KMEANS_SEPARATION_FACTOR * expected_separation(k, d, CENTER_STD)
+    rse, ms = [], []
+    for seed in range(seeds):
+        X = make_blobs_gaussian_centers(n, k, d, random_state=seed)[0]
+        _, base = kmeans_plus_plus(X, k, n_init=3, random_state=seed)
+        est = CompressiveKMeans(k, kernel_scale=scale, epsilon=epsilon, delta=delta, bounds=(-BOX, BOX),
+                                neighbouring=neighbouring, random_state=seed)
+        t0 = time.process_time()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # clipping of the few records outside the box
+            est.fit(X)
+        t = time.process_time() - t0
+        rse.append(sse(X, est.cluster_centers_) / base)
+        ms.append(est.sketch_.feature_map.m)
+        out(f"  d={d} n={n} eps={epsilon:g} delta={delta:g} seed {seed}: RSE {rse[-1]:.4f} (m = {ms[-1]}, "
+            f"fit CPU {t:.1f} s)")
+    r = np.array(rse)
+    out(f"d={d} n={n} k={k} eps={epsilon:g} delta={delta:g} {neighbouring}: median RSE {np.median(r):.4f}, "
+        f"p90 {np.quantile(r, 0.9):.4f}, max {r.max():.4f} over {seeds} seeds (kernel scale {scale:.3g})")
+    return r
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--d", type=int, nargs="+", default=[10])
+    p.add_argument("--n", type=int, default=100_000)
+    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--epsilon", type=float, nargs="+", default=[1.0, 0.1])
+    p.add_argument("--delta", type=float, default=0.0)
+    p.add_argument("--seeds", type=int, default=10)
+    a = p.parse_args(argv)
+    for d in a.d:
+        for eps in a.epsilon:
+            run(d, a.n, a.k, eps, a.delta, a.seeds)
+
+
+if __name__ == "__main__":
+    main()

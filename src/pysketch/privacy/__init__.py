@@ -1,0 +1,27 @@
+"""Differential privacy for sketches: sensitivities, mechanisms, private sketches,
+noise-to-signal tools and budget accounting (notes seed000; Chatalic et al. 2022).
+
+Every release states its neighbouring relation ('add_remove': one record added or
+removed, n private; 'replace': one record replaced, n public), the sensitivity it was
+calibrated for, and (epsilon, delta). Noise is drawn from OS entropy by exact discrete
+samplers (see :mod:`pysketch.privacy.mechanisms`), never from the operator's public seed,
+and never stored.
+"""
+
+from .accountant import BudgetAccountant, BudgetError
+from .mechanisms import (Gaussian, Laplace, analytic_gaussian_delta, analytic_gaussian_sigma,
+                         classical_gaussian_sigma)
+from .private_sketch import PrivateSketch, make_private
+from .sensitivity import count_sensitivity, sum_sensitivity
+from . import nsr
+
+__all__ = [
+    "BudgetAccountant", "BudgetError", "Gaussian", "Laplace", "PrivacyLeakWarning", "PrivateSketch",
+    "analytic_gaussian_delta", "analytic_gaussian_sigma", "classical_gaussian_sigma", "count_sensitivity",
+    "make_private", "nsr", "sum_sensitivity",
+]
+
+
+class PrivacyLeakWarning(RuntimeWarning):
+    """Something about the data is read without privacy protection (bounds or a kernel
+    scale computed from the records instead of given as public knowledge)."""

@@ -1,0 +1,423 @@
+r"""Noise mechanisms: Laplace, classical and analytic Gaussian, drawn safely.
+
+Every mechanism here adds noise to a real or complex vector ``f(X)`` whose sensitivity
+(the largest change of ``f`` between neighbouring datasets, in the L1 norm for Laplace and
+the L2 norm for Gaussian) the caller states; the neighbouring relation is the caller's
+too (:mod:`pysketch.privacy.sensitivity` gives both for every feature map). A complex
+vector is treated as the real vector of its real and imaginary parts (the canonical
+isomorphism C^m ~ R^2m; notes seed000 sec. 2 and pitfalls 1-3): Laplace noise of the
+same scale ``b`` on both parts, Gaussian noise of the same ``sigma`` on both parts.
+
+**How the noise is drawn.** Textbook samplers add a floating-point Laplace or Gaussian
+variate to a floating-point value; the set of floats such a sum can take depends on the
+secret value, and Mironov ("On significance of the least significant bits for
+differential privacy", CCS 2012) recovered inputs from the low-order bits. Here nothing
+secret is ever added to a floating-point noise value:
+
+1. a grid step ``g``, a power of two fixed by the public sensitivity and size alone
+   (``g <= sensitivity / (D 2^30)`` for Laplace, ``g <= sensitivity / (sqrt(D) 2^30)``
+   for Gaussian, D the number of real coordinates), is chosen;
+2. the value is rounded to the grid, ``q = round(f(X) / g)`` (integers). Rounding moves
+   each coordinate by at most ``g / 2``, so two neighbours' rounded vectors differ by at
+   most ``Delta / g + D`` (L1) or ``Delta / g + sqrt(D)`` (L2) grid steps: the
+   sensitivities are enlarged by that much before calibration (a relative change below
+   ``2^-30``);
+3. integer noise is drawn *exactly* from the discrete Laplace or discrete Gaussian law
+   on the integers with the algorithms of Canonne, Kamath & Steinke ("The discrete
+   Gaussian for differential privacy", NeurIPS 2020, Algorithms 1-3): rejection sampling
+   that uses only uniform integers and exact rational arithmetic (Python integers), no
+   floating point at all;
+4. the output is ``(q + noise) * g`` converted to float64: a deterministic function of
+   the private integer vector, so post-processing.
+
+The discrete Laplace law with scale ``t`` grid steps (P(k) proportional to
+``exp(-|k| / t)``) is exactly ``(Delta_units / t)``-DP for integer vectors at L1 distance
+``Delta_units``, the same guarantee as the continuous Laplace mechanism. For the discrete
+Gaussian, ``sigma`` is calibrated by the exact condition of the continuous mechanism
+(Balle & Wang 2018, Thm. 8; :func:`analytic_gaussian_sigma`) with ``sigma >= 2^30`` grid
+steps; Canonne, Kamath & Steinke (2020, sec. 2-3) show the discrete Gaussian's privacy
+curve is that of the continuous one up to terms that vanish with the resolution (one
+coordinate: their Theorem 7 has the same form as Balle & Wang's condition). What is
+proven exactly for any resolution is recorded as well: the discrete Gaussian with
+integer L2 sensitivity ``Delta`` is ``rho``-zero-concentrated DP with
+``rho = Delta^2 / (2 sigma^2)``, like the continuous one (``zcdp_rho``).
+
+**Where the randomness comes from.** By default from the operating system's entropy
+(``secrets.SystemRandom``: ``os.urandom``), never from a seed, a NumPy generator or
+the operator's public ``random_state``, and the noise is never stored. A seeded mode,
+``insecure_seed=<int>``, reproduces the same noise for tests and experiments; it gives
+no privacy against anyone who knows or guesses the seed, and everything it produces is
+marked ``secure_noise=False``.
+"""
+
+import math
+import numbers
+import random
+import secrets
+from fractions import Fraction
+
+import numpy as np
+from scipy import optimize, special
+
+__all__ = [
+    "Laplace",
+    "Gaussian",
+    "analytic_gaussian_sigma",
+    "analytic_gaussian_delta",
+    "classical_gaussian_sigma",
+    "sample_discrete_laplace",
+    "sample_discrete_gaussian",
+    "noise_source",
+]
+
+#: Resolution of the noise grid: the grid step is at most sensitivity / (D 2^30) (Laplace)
+#: or sensitivity / (sqrt(D) 2^30) (Gaussian).
+GRID_BITS = 30
+
+
+# ---------------------------------------------------------------------- randomness
+
+class _Source:
+    """Uniform integers below n: OS entropy (secure) or a seeded generator (insecure)."""
+
+    def __init__(self, insecure_seed=None):
+        if insecure_seed is None:
+            self._rng = secrets.SystemRandom()
+            self.secure = True
+        else:
+            if isinstance(insecure_seed, (bool, np.bool_)) or not isinstance(insecure_seed, numbers.Integral):
+                raise TypeError(f"insecure_seed must be None or an int, got {type(insecure_seed).__name__}")
+            self._rng = random.Random(int(insecure_seed))
+            self.secure = False
+
+    def below(self, n):
+        return self._rng.randrange(n)
+
+
+def noise_source(insecure_seed=None):
+    """The source of noise randomness: OS entropy (``None``) or a seeded, insecure one."""
+    return insecure_seed if isinstance(insecure_seed, _Source) else _Source(insecure_seed)
+
+
+def _bernoulli(src, num, den):
+    """Bernoulli(num / den), exactly (0 <= num <= den integers)."""
+    return src.below(den) < num
+
+
+def _bernoulli_exp_unit(src, num, den):
+    """Bernoulli(exp(-num/den)) for 0 <= num/den <= 1, exactly: CKS 2020 Algorithm 1
+    (the index of the first failure of Bernoulli(gamma/k), k = 1, 2, ..., is odd with
+    probability exp(-gamma))."""
+    k = 1
+    while _bernoulli(src, num, den * k):
+        k += 1
+    return k % 2 == 1
+
+
+def _bernoulli_exp(src, num, den):
+    """Bernoulli(exp(-num/den)) for any num/den >= 0 (exp(-gamma) = exp(-1)^floor(gamma)
+    exp(-frac(gamma)))."""
+    whole, rest = divmod(num, den)
+    for _ in range(whole):
+        if not _bernoulli_exp_unit(src, 1, 1):
+            return False
+    return _bernoulli_exp_unit(src, rest, den)
+
+
+def _discrete_laplace_one(src, t_num, t_den):
+    """One draw of the discrete Laplace law with scale t = t_num / t_den on the
+    integers, P(k) proportional to exp(-|k| / t): CKS 2020 Algorithm 2."""
+    while True:
+        u = src.below(t_num)
+        if not _bernoulli_exp_unit(src, u, t_num):
+            continue
+        v = 0
+        while _bernoulli_exp_unit(src, 1, 1):
+            v += 1
+        y = (u + t_num * v) // t_den
+        negative = _bernoulli(src, 1, 2)
+        if negative and y == 0:
+            continue
+        return -y if negative else y
+
+
+def _discrete_gaussian_one(src, s2_num, s2_den):
+    """One draw of the discrete Gaussian law with parameter sigma^2 = s2_num / s2_den on
+    the integers, P(k) proportional to exp(-k^2 / (2 sigma^2)): CKS 2020 Algorithm 3
+    (discrete Laplace proposals of scale t = floor(sigma) + 1, accepted with probability
+    exp(-(|y| - sigma^2/t)^2 / (2 sigma^2)))."""
+    t = math.isqrt(s2_num // s2_den) + 1
+    while True:
+        y = _discrete_laplace_one(src, t, 1)
+        # gamma = (|y| - s2/t)^2 / (2 s2) with s2 = a/b: ((|y| t b - a)^2) / (2 a t^2 b)
+        diff = abs(y) * t * s2_den - s2_num
+        if _bernoulli_exp(src, diff * diff, 2 * s2_num * t * t * s2_den):
+            return y
+
+
+def _as_fraction(x, name):
+    f = Fraction(x)
+    if f <= 0:
+        raise ValueError(f"{name} must be positive, got {x!r}")
+    return f
+
+
+def sample_discrete_laplace(scale, size, insecure_seed=None):
+    """``size`` exact draws of the discrete Laplace law on the integers with scale
+    ``scale`` (a positive int, Fraction or float, taken exactly): P(k) proportional to
+    exp(-|k| / scale). Returns a list of Python ints. Noise comes from OS entropy unless
+    ``insecure_seed`` is given."""
+    t = _as_fraction(scale, "scale")
+    src = noise_source(insecure_seed)
+    return [_discrete_laplace_one(src, t.numerator, t.denominator) for _ in range(int(size))]
+
+
+def sample_discrete_gaussian(sigma2, size, insecure_seed=None):
+    """``size`` exact draws of the discrete Gaussian on the integers with parameter
+    ``sigma2`` (a positive int, Fraction or float, taken exactly): P(k) proportional to
+    exp(-k^2 / (2 sigma2)). Returns a list of Python ints."""
+    s2 = _as_fraction(sigma2, "sigma2")
+    src = noise_source(insecure_seed)
+    return [_discrete_gaussian_one(src, s2.numerator, s2.denominator) for _ in range(int(size))]
+
+
+# ---------------------------------------------------------------------- calibration
+
+def _check_epsilon(epsilon, name="epsilon"):
+    if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, numbers.Real) or not (
+            math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"{name} must be a positive finite number, got {epsilon!r}")
+    return float(epsilon)
+
+
+def _check_delta(delta, *, positive):
+    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real) or not (0 <= delta < 1):
+        raise ValueError(f"delta must be a number in [0, 1), got {delta!r}")
+    if positive and delta == 0:
+        raise ValueError("delta must be > 0 for the Gaussian mechanism (use Laplace for pure epsilon-DP)")
+    return float(delta)
+
+
+def _check_sensitivity(sensitivity):
+    if isinstance(sensitivity, (bool, np.bool_)) or not isinstance(sensitivity, numbers.Real) or not (
+            math.isfinite(sensitivity) and sensitivity > 0):
+        raise ValueError(f"sensitivity must be a positive finite number, got {sensitivity!r}")
+    return float(sensitivity)
+
+
+def analytic_gaussian_delta(sigma, epsilon, sensitivity=1.0):
+    r"""The smallest delta for which adding N(0, sigma^2 I) to a query of L2 sensitivity
+    ``sensitivity`` is (epsilon, delta)-DP (Balle & Wang, "Improving the Gaussian
+    mechanism for differential privacy", ICML 2018, Theorem 8):
+
+    .. math:: \delta = \Phi\Big(\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\Big)
+              - e^{\varepsilon}\,\Phi\Big(-\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\Big)
+
+    computed in logarithms (no cancellation for tiny delta)."""
+    a = sensitivity / (2.0 * sigma) - epsilon * sigma / sensitivity
+    b = -sensitivity / (2.0 * sigma) - epsilon * sigma / sensitivity
+    la, lb = special.log_ndtr(a), special.log_ndtr(b)
+    return float(-np.exp(la) * np.expm1(epsilon + lb - la))
+
+
+def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
+    r"""The smallest sigma for which N(0, sigma^2 I) noise on a query of L2 sensitivity
+    ``sensitivity`` is (epsilon, delta)-DP: the root of :func:`analytic_gaussian_delta`
+    = delta (Balle & Wang 2018, Algorithm 1 solves the same equation in another
+    variable), solved by bracketing and Brent's method to a relative 1e-12 in sigma and
+    rounded up, so the delta it gives never exceeds the target and is within 1e-9 of it
+    (relative). Valid for every epsilon > 0 (unlike the classical formula).
+
+    Reference values (notes seed000 sec. 3.2, Delta = 1): (1, 1e-8) -> 5.10031,
+    (0.1, 1e-5) -> 30.7496, (10, 1e-8) -> 0.615846."""
+    epsilon = _check_epsilon(epsilon)
+    delta = _check_delta(delta, positive=True)
+    sensitivity = _check_sensitivity(sensitivity)
+
+    def excess(log_s):
+        return math.log(analytic_gaussian_delta(math.exp(log_s), epsilon, 1.0)) - math.log(delta)
+
+    lo, hi = -1.0, 1.0
+    while excess(lo) < 0:
+        lo -= 2.0
+    while excess(hi) > 0:
+        hi += 2.0
+    root = optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=1e-14, maxiter=500)
+    s = math.exp(root)
+    while analytic_gaussian_delta(s, epsilon, 1.0) > delta:  # round up: never above the target
+        s *= 1.0 + 1e-13
+    return s * sensitivity
+
+
+def classical_gaussian_sigma(epsilon, delta, sensitivity=1.0):
+    """sqrt(2 ln(1.25/delta)) sensitivity / epsilon (Dwork & Roth 2014, Thm. A.1), valid
+    only for epsilon < 1 (raises otherwise); never smaller than the analytic sigma."""
+    epsilon = _check_epsilon(epsilon)
+    delta = _check_delta(delta, positive=True)
+    sensitivity = _check_sensitivity(sensitivity)
+    if epsilon >= 1:
+        raise ValueError(f"the classical Gaussian mechanism needs epsilon < 1, got {epsilon}; "
+                         "use calibration='analytic'")
+    return math.sqrt(2.0 * math.log(1.25 / delta)) * sensitivity / epsilon
+
+
+# ---------------------------------------------------------------------- mechanisms
+
+def _real_view(value):
+    """The value as a 1-D float64 array of real coordinates (complex: real parts, then
+    imaginary parts) and a function mapping such an array back."""
+    a = np.asarray(value)
+    if a.dtype.kind not in "fciu" or a.dtype.kind == "b":
+        raise TypeError(f"value must be a real or complex numeric array, got dtype {a.dtype}")
+    if a.dtype.kind == "c":
+        a = a.astype(np.complex128)
+        flat = np.concatenate([a.real.ravel(), a.imag.ravel()])
+        shape, k = a.shape, a.size
+
+        def back(r):
+            return (r[:k] + 1j * r[k:]).reshape(shape)
+    else:
+        flat = a.astype(np.float64).ravel()
+        shape = a.shape
+
+        def back(r):
+            return r.reshape(shape)
+    if not np.isfinite(flat).all():
+        raise ValueError("value must be finite")
+    return flat, back
+
+
+def _grid_step(bound):
+    """The largest power of two <= bound."""
+    return math.ldexp(1.0, math.frexp(bound)[1] - 1)
+
+
+def _round_to_grid(flat, g):
+    q = np.rint(flat / g)
+    return [int(v) for v in q]
+
+
+class _Mechanism:
+    secure_noise = True
+
+    def __init__(self, insecure_seed):
+        self._source = noise_source(insecure_seed)
+        self.secure_noise = self._source.secure
+
+    def randomise(self, value):
+        """value + noise (same shape and kind: complex values get independent noise on
+        their real and imaginary parts). A new draw at every call."""
+        flat, back = _real_view(value)
+        D = flat.size
+        if D == 0:
+            return back(flat.copy())
+        g, draw = self._prepare(D)
+        q = _round_to_grid(flat, g)
+        noisy = np.array([float(a + draw()) for a in q], dtype=np.float64) * g
+        self.grid_step_ = g
+        return back(noisy)
+
+
+class Laplace(_Mechanism):
+    r"""The Laplace mechanism: epsilon-DP for a query of L1 sensitivity ``sensitivity``
+    (Dwork et al. 2006; notes seed000 sec. 3.1), drawn on a grid as exact discrete
+    Laplace noise (see the module docstring). The noise on each real coordinate has
+    scale ``b = sensitivity / epsilon`` (enlarged by the grid rounding, relative change
+    below 2^-30), variance ``2 b^2``.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+    sensitivity : float > 0
+        L1 sensitivity of the query under the caller's neighbouring relation (complex
+        queries: of the stacked real and imaginary parts).
+    insecure_seed : None or int
+        None (default): OS entropy. An int: reproducible and **insecure**.
+    """
+
+    def __init__(self, epsilon, sensitivity, *, insecure_seed=None):
+        super().__init__(insecure_seed)
+        self.epsilon = _check_epsilon(epsilon)
+        self.delta = 0.0
+        self.sensitivity = _check_sensitivity(sensitivity)
+
+    @property
+    def scale(self):
+        """The nominal scale b = sensitivity / epsilon."""
+        return self.sensitivity / self.epsilon
+
+    @property
+    def variance(self):
+        """Variance per real coordinate, 2 b^2."""
+        return 2.0 * self.scale ** 2
+
+    def _prepare(self, D):
+        g = _grid_step(self.sensitivity / (D * 2.0 ** GRID_BITS))
+        # integer L1 sensitivity of the rounded vector: ceil(Delta/g) + D grid steps
+        delta_units = math.ceil(Fraction(self.sensitivity) / Fraction(g)) + D
+        t = Fraction(delta_units) / Fraction(self.epsilon)  # exact: epsilon = delta_units / t
+        src = self._source
+        self.effective_scale_ = float(t) * g
+        return g, lambda: _discrete_laplace_one(src, t.numerator, t.denominator)
+
+
+class Gaussian(_Mechanism):
+    r"""The Gaussian mechanism: (epsilon, delta)-DP for a query of L2 sensitivity
+    ``sensitivity``, with sigma from the analytic calibration of Balle & Wang (2018;
+    default) or the classical formula (epsilon < 1 only), drawn on a grid as exact
+    discrete Gaussian noise of sigma >= 2^30 grid steps (see the module docstring for
+    what is proven for it).
+
+    Parameters
+    ----------
+    epsilon : float > 0
+    delta : float in (0, 1)
+    sensitivity : float > 0
+        L2 sensitivity (complex queries: of the stacked real and imaginary parts).
+    calibration : {'analytic', 'classical'}
+    insecure_seed : None or int
+    """
+
+    def __init__(self, epsilon, delta, sensitivity, *, calibration="analytic", insecure_seed=None):
+        super().__init__(insecure_seed)
+        self.epsilon = _check_epsilon(epsilon)
+        self.delta = _check_delta(delta, positive=True)
+        self.sensitivity = _check_sensitivity(sensitivity)
+        if calibration not in ("analytic", "classical"):
+            raise ValueError(f"calibration must be 'analytic' or 'classical', got {calibration!r}")
+        self.calibration = calibration
+        if calibration == "classical":
+            classical_gaussian_sigma(self.epsilon, self.delta, 1.0)  # raises for epsilon >= 1
+
+    def _sigma_for(self, sensitivity):
+        if self.calibration == "analytic":
+            return analytic_gaussian_sigma(self.epsilon, self.delta, sensitivity)
+        return classical_gaussian_sigma(self.epsilon, self.delta, sensitivity)
+
+    @property
+    def scale(self):
+        """The nominal sigma (per real coordinate) for the stated sensitivity."""
+        return self._sigma_for(self.sensitivity)
+
+    @property
+    def variance(self):
+        return self.scale ** 2
+
+    @property
+    def zcdp_rho(self):
+        """rho of the rho-zCDP guarantee, Delta^2 / (2 sigma^2) (holds for the discrete
+        Gaussian exactly, rounding included, at the last noise drawn)."""
+        s = getattr(self, "effective_scale_", self.scale)
+        return self._effective_sensitivity_ ** 2 / (2.0 * s * s) if hasattr(self, "_effective_sensitivity_") else \
+            self.sensitivity ** 2 / (2.0 * s * s)
+
+    def _prepare(self, D):
+        g = _grid_step(self.sensitivity / (math.sqrt(D) * 2.0 ** GRID_BITS))
+        # L2 distance of the rounded vectors <= Delta + g sqrt(D) (each coordinate moves <= g/2)
+        sens = self.sensitivity + g * math.sqrt(D) * (1.0 + 1e-12)
+        sigma = self._sigma_for(sens)
+        s2 = Fraction(sigma / g) ** 2  # exact rational sigma^2 in grid units (sigma/g exact: g = 2^k)
+        src = self._source
+        self.effective_scale_ = sigma
+        self._effective_sensitivity_ = sens
+        return g, lambda: _discrete_gaussian_one(src, s2.numerator, s2.denominator)

@@ -1,0 +1,103 @@
+r"""Noise-to-signal ratios of private sketches, the budget split and the sketch size.
+
+Notation (notes seed000 sec. 5-6; [P] sec. 6, thesis sec. 9.1-9.2): m frequencies, n
+records, Fourier features (E||Phi(x)||^2 = m), C0 = m / ||z||^2 (> 1; the sources
+observe 1 < C0 < 10 and this module assumes :data:`DEFAULT_C0` = 3 where ||z|| is not
+known), sigma_xi^2 = E|xi_j|^2 the noise energy per sketch entry (complex Laplace 4 b^2,
+complex Gaussian 2 sigma^2: pitfall 15), alpha = r/m the feature-subsampling rate.
+"""
+
+import math
+import numbers
+
+import numpy as np
+from scipy import optimize
+
+from .mechanisms import analytic_gaussian_sigma
+
+__all__ = ["DEFAULT_C0", "nsr_max", "nsr_public_count", "nsr_noisy_count", "noise_energy", "n0", "budget_split",
+           "sketch_size_range", "choose_sketch_size"]
+
+DEFAULT_C0 = 3.0
+
+
+def nsr_max(m, n_clusters, d):
+    """The empirical success threshold of compressive k-means with CL-OMPR:
+    NSR <= m / (10^3 k d), valid for m >= 2kd ([P] Fig. 5, eq. (29); notes 6.4)."""
+    return m / (1e3 * n_clusters * d)
+
+
+def nsr_public_count(n, m, sigma_xi2, *, c0=DEFAULT_C0, alpha=1.0, beta=1.0):
+    """NSR of (Sigma + xi) / n against the true sketch z, n public ([P] Lemma 26, Poisson
+    data sampling beta, feature subsampling alpha):
+    (1/n)(C0/(alpha beta) - 1) + C0 sigma_xi^2 / (n^2 beta^2)."""
+    return (c0 / (alpha * beta) - 1.0) / n + c0 * sigma_xi2 / (n * n * beta * beta)
+
+
+def nsr_noisy_count(nsr, n, sigma_zeta2):
+    """Cramer-Rao NSR with a noisy count of variance sigma_zeta^2 ([P] Lemma 27):
+    (1 + sigma_zeta^2 / (2 n^2)) (NSR + 1) - 1."""
+    return (1.0 + sigma_zeta2 / (2.0 * n * n)) * (nsr + 1.0) - 1.0
+
+
+def noise_energy(m, epsilon, *, delta=0.0, mechanism="laplace", features_per_record=None, neighbouring="add_remove"):
+    """sigma_xi^2 = E|xi_j|^2 per complex entry of a Fourier sketch released with
+    (epsilon, delta): 4 b^2 with b = sqrt(2) m / epsilon (Laplace), 2 sigma^2 with the
+    analytic Gaussian sigma for L2 sensitivity m / sqrt(r) (Gaussian); doubled
+    sensitivities under 'replace'."""
+    r = m if features_per_record is None else features_per_record
+    c = 2.0 if neighbouring == "replace" else 1.0
+    if mechanism == "laplace":
+        b = c * math.sqrt(2.0) * m / epsilon
+        return 4.0 * b * b
+    s = analytic_gaussian_sigma(epsilon, delta, c * m / math.sqrt(r))
+    return 2.0 * s * s
+
+
+def n0(m, epsilon, nsr_max_value):
+    """The size from which the private sketch is useful, m max(1/NSR_max, 1/(eps
+    sqrt(NSR_max))) ([P] eq. (26), notes sec. 5): the public n at which the budget
+    split is optimized when no lower bound on n is known."""
+    return m * max(1.0 / nsr_max_value, 1.0 / (epsilon * math.sqrt(nsr_max_value)))
+
+
+def budget_split(m, epsilon, n, *, delta=0.0, mechanism="laplace", features_per_record=None, c0=DEFAULT_C0):
+    """gamma in (0, 1): the share of epsilon given to the sum (the count gets the rest),
+    minimizing the Cramer-Rao NSR (1 + sigma_zeta^2/(2n^2)) (NSR(sigma_xi) + 1) - 1 at a
+    public size n, numerically (notes sec. 5: the paper's closed form, which drops a
+    term, can be off by up to 5x in NSR). The count noise is Laplace(1/((1-gamma) eps)),
+    sigma_zeta^2 = 2 / ((1-gamma) eps)^2."""
+    for name, v in (("m", m), ("epsilon", epsilon), ("n", n)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not (math.isfinite(v) and v > 0):
+            raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+    r = m if features_per_record is None else features_per_record
+    alpha = r / m
+
+    def objective(logit):
+        g = 1.0 / (1.0 + math.exp(-logit))
+        sx2 = noise_energy(m, g * epsilon, delta=delta, mechanism=mechanism, features_per_record=r)
+        sz2 = 2.0 / ((1.0 - g) * epsilon) ** 2
+        return math.log(nsr_noisy_count(nsr_public_count(n, m, sx2, c0=c0, alpha=alpha), n, sz2))
+
+    res = optimize.minimize_scalar(objective, bounds=(-20.0, 30.0), method="bounded",
+                                   options={"xatol": 1e-10, "maxiter": 500})
+    return 1.0 / (1.0 + math.exp(-res.x))
+
+
+def sketch_size_range(n_clusters, d, n, epsilon, *, delta=0.0):
+    """(lower, upper) of the rule 2kd <= m <= n^2 eps^2 / (10^3 k d) ([P] sec. 6.6; notes
+    6.5) for pure DP; with delta > 0 the Gaussian noise no longer grows with m
+    ([derived] notes 6.5) and the upper end is infinite. upper < lower means n is too
+    small for this epsilon (n < sqrt(2 10^3) k d / eps)."""
+    kd = n_clusters * d
+    if delta > 0:
+        return 2 * kd, math.inf
+    return 2 * kd, n * n * epsilon * epsilon / (1e3 * kd)
+
+
+def choose_sketch_size(n_clusters, d, n, epsilon, *, delta=0.0, factor=10, margin=2.0):
+    """The sketch size of a private compressive k-means: factor k d (the non-private
+    default) if the rule allows it, else the rule's upper end divided by `margin` (it is
+    the edge of the success region), never below 2kd."""
+    lo, hi = sketch_size_range(n_clusters, d, n, epsilon, delta=delta)
+    return int(max(lo, min(factor * n_clusters * d, math.floor(hi / margin))))

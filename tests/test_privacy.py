@@ -1,0 +1,544 @@
+"""Privacy: calibration, sensitivities, exact samplers, mechanisms, private sketches,
+accounting, NSR tools (notes seed000), and statistical audits of every mechanism."""
+
+import math
+import secrets
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+import pysketch
+from pysketch.features import make_feature_map
+from pysketch.privacy import (BudgetAccountant, BudgetError, Gaussian, Laplace, PrivateSketch,
+                              analytic_gaussian_delta, analytic_gaussian_sigma, classical_gaussian_sigma,
+                              make_private, nsr, sum_sensitivity)
+from pysketch.privacy import mechanisms as mech
+from pysketch.privacy.sensitivity import quadratic_s4_bound, quadratic_spectral_bound
+
+# ---------------------------------------------------------------- analytic Gaussian
+
+
+@pytest.mark.parametrize("eps, delta, sigma", [
+    (1e-3, 1e-8, 3619.15), (1e-2, 1e-8, 412.357), (1e-1, 1e-8, 45.9374), (1.0, 1e-8, 5.10031),
+    (10.0, 1e-8, 0.615846), (1.0, 1e-5, 3.73063), (1e-1, 1e-5, 30.7496)])
+def test_analytic_gaussian_reference_values(eps, delta, sigma):
+    # notes seed000 sec. 3.2 (values to 6 significant digits, each checked by plugging back)
+    s = analytic_gaussian_sigma(eps, delta)
+    assert s == pytest.approx(sigma, rel=2e-6)
+    # solved to 1e-9 in delta, never above it
+    got = analytic_gaussian_delta(s, eps)
+    assert got <= delta and got >= delta * (1 - 1e-9)
+    # linear in the sensitivity
+    assert analytic_gaussian_sigma(eps, delta, 7.0) == pytest.approx(7.0 * s, rel=1e-12)
+
+
+def test_classical_gaussian_is_looser_and_only_for_small_epsilon():
+    for eps in (0.01, 0.1, 0.5, 0.9):
+        assert classical_gaussian_sigma(eps, 1e-6) > analytic_gaussian_sigma(eps, 1e-6)
+    assert classical_gaussian_sigma(0.1, 1e-8) == pytest.approx(61.0636, rel=1e-5)
+    with pytest.raises(ValueError, match="epsilon < 1"):
+        classical_gaussian_sigma(1.0, 1e-6)
+
+
+def test_analytic_delta_matches_privacy_loss_definition():
+    # delta(eps) = P[L > eps] - e^eps P[L' < -eps] with L ~ N(D^2/2s^2, D^2/s^2) (Balle & Wang Thm 8)
+    s, D, eps = 2.3, 1.7, 0.8
+    mu, sd = D * D / (2 * s * s), D / s
+    direct = stats.norm.sf((eps - mu) / sd) - math.exp(eps) * stats.norm.sf((eps + mu) / sd)
+    assert analytic_gaussian_delta(s, eps, D) == pytest.approx(direct, rel=1e-10)
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), True, "1"])
+def test_calibration_rejects_bad_epsilon(bad):
+    with pytest.raises(ValueError, match="epsilon must be a positive finite number"):
+        analytic_gaussian_sigma(bad, 1e-6)
+
+
+def test_calibration_rejects_bad_delta():
+    for bad in (0.0, 1.0, -1e-3):
+        with pytest.raises(ValueError, match="delta"):
+            analytic_gaussian_sigma(1.0, bad)
+
+
+# ---------------------------------------------------------------- exact samplers
+
+
+def _chi2_pvalue(samples, pmf, support):
+    counts = np.array([np.sum(samples == k) for k in support] + [np.sum(np.abs(samples) > support[-1])])
+    probs = np.array([pmf(k) for k in support])
+    probs = np.append(probs, 1 - probs.sum())
+    n = len(samples)
+    keep = probs * n >= 5
+    obs = np.append(counts[keep], counts[~keep].sum())
+    exp_ = np.append(probs[keep] * n, probs[~keep].sum() * n)
+    return stats.chisquare(obs, exp_).pvalue
+
+
+def test_discrete_laplace_law():
+    t = Fraction(5, 2)
+    x = np.array(mech.sample_discrete_laplace(t, 100_000, insecure_seed=11))
+    q = math.exp(-1 / 2.5)
+    norm = (1 - q) / (1 + q)
+    support = list(range(-30, 31))
+    assert _chi2_pvalue(x, lambda k: norm * q ** abs(k), support) > 1e-3
+
+
+def test_discrete_gaussian_law():
+    s2 = Fraction(3)
+    x = np.array(mech.sample_discrete_gaussian(s2, 60_000, insecure_seed=12))
+    ks = np.arange(-40, 41)
+    w = np.exp(-ks ** 2 / 6.0)
+    w /= w.sum()
+    assert _chi2_pvalue(x, lambda k: w[k + 40], list(range(-12, 13))) > 1e-3
+    # variance of the discrete Gaussian ~ sigma^2 (within 4 standard errors)
+    var_exact = float(np.sum(w * ks ** 2))
+    se = math.sqrt((np.sum(w * ks ** 4) - var_exact ** 2) / len(x))
+    assert abs(np.mean(x.astype(float) ** 2) - var_exact) < 4 * se
+
+
+def test_bernoulli_exp_is_exact_in_distribution():
+    src = mech.noise_source(5)
+    n = 40_000
+    for num, den in ((1, 3), (7, 2)):  # gamma = 1/3 and 3.5
+        hits = sum(mech._bernoulli_exp(src, num, den) for _ in range(n))
+        p = math.exp(-num / den)
+        assert abs(hits / n - p) < 4 * math.sqrt(p * (1 - p) / n)
+
+
+# ---------------------------------------------------------------- mechanisms
+
+
+def test_laplace_output_on_grid_unbiased_and_scaled():
+    L = Laplace(0.5, 3.0, insecure_seed=1)
+    v = np.full(40_000, 0.3141)
+    out = L.randomise(v)
+    g = L.grid_step_
+    assert g == 2.0 ** math.floor(math.log2(3.0 / (v.size * 2 ** 30)))
+    assert np.all(out / g == np.rint(out / g))  # every output is a grid point
+    b = L.scale
+    assert b == 6.0 and L.effective_scale_ == pytest.approx(6.0, rel=1e-8) and L.effective_scale_ >= 6.0
+    noise = out - v
+    assert abs(noise.mean()) < 4 * math.sqrt(2 * b * b / v.size)
+    assert np.var(noise) == pytest.approx(2 * b * b, rel=0.05)
+
+
+def test_complex_laplace_independent_parts_same_scale():
+    L = Laplace(1.0, 2.0, insecure_seed=2)
+    out = L.randomise(np.zeros(30_000, complex))
+    assert out.dtype == np.complex128
+    assert np.var(out.real) == pytest.approx(8.0, rel=0.05) and np.var(out.imag) == pytest.approx(8.0, rel=0.05)
+    assert abs(np.corrcoef(out.real, out.imag)[0, 1]) < 0.03
+
+
+def test_gaussian_mechanism_scale():
+    G = Gaussian(1.0, 1e-6, 2.0, insecure_seed=3)
+    out = G.randomise(np.zeros(20_000))
+    sigma = analytic_gaussian_sigma(1.0, 1e-6, 2.0)
+    assert G.effective_scale_ == pytest.approx(sigma, rel=1e-6) and G.effective_scale_ >= sigma
+    assert np.var(out) == pytest.approx(sigma ** 2, rel=0.05)
+    assert stats.kstest(out / G.effective_scale_, "norm").pvalue > 1e-3
+    assert G.zcdp_rho == pytest.approx(2.0 ** 2 / (2 * sigma ** 2), rel=1e-6)
+
+
+def test_seeded_noise_reproducible_and_marked_insecure():
+    a = Laplace(1.0, 1.0, insecure_seed=7).randomise(np.zeros(50))
+    b = Laplace(1.0, 1.0, insecure_seed=7).randomise(np.zeros(50))
+    assert np.array_equal(a, b)
+    assert not Laplace(1.0, 1.0, insecure_seed=7).secure_noise
+    assert Laplace(1.0, 1.0).secure_noise
+
+
+def test_default_noise_is_os_entropy_and_fresh():
+    L = Laplace(1.0, 1.0)
+    assert isinstance(L._source._rng, secrets.SystemRandom)
+    assert not np.array_equal(L.randomise(np.zeros(20)), L.randomise(np.zeros(20)))
+
+
+def test_mechanism_rejects_bad_values():
+    with pytest.raises(ValueError, match="finite"):
+        Laplace(1.0, 1.0).randomise(np.array([1.0, np.nan]))
+    with pytest.raises(TypeError, match="numeric"):
+        Laplace(1.0, 1.0).randomise(np.array(["a"]))
+    with pytest.raises(ValueError, match="sensitivity"):
+        Laplace(1.0, 0.0)
+    with pytest.raises(TypeError, match="insecure_seed"):
+        Laplace(1.0, 1.0, insecure_seed=1.5)
+
+
+# ---------------------------------------------------------------- audits
+
+
+def _cp_lower(k, n, conf=0.99):
+    return 0.0 if k == 0 else stats.beta.ppf(1 - conf, k, n - k + 1)
+
+
+def _cp_upper(k, n, conf=0.99):
+    return 1.0 if k == n else stats.beta.ppf(conf, k + 1, n - k)
+
+
+def _audit(draw0, draw1, threshold, delta, n):
+    """Clopper-Pearson 99% lower bound on epsilon from the event {output >= threshold}:
+    log((P1_low - delta) / P0_up) (each side one-sided 99%)."""
+    k0 = int(np.sum(draw0(n) >= threshold))
+    k1 = int(np.sum(draw1(n) >= threshold))
+    p0_up, p1_low = _cp_upper(k0, n), _cp_lower(k1, n)
+    return math.log(max(p1_low - delta, 1e-300) / p0_up)
+
+
+def _laplace_audit(n):
+    eps = 1.0
+    L = Laplace(eps, 1.0)  # worst-case pair: f = 0 and f = 1 (L1 distance = sensitivity)
+    lb = _audit(lambda k: L.randomise(np.zeros(k)), lambda k: L.randomise(np.ones(k)), 1.0, 0.0, n)
+    return lb, eps
+
+
+def _complex_laplace_audit(n):
+    # one-frequency Fourier sum: neighbours differ by Phi(x) = exp(i pi/4), |Re| + |Im| = sqrt 2 = Delta_1
+    eps = 1.0
+    L = Laplace(eps, math.sqrt(2.0))
+    shift = np.exp(1j * math.pi / 4)
+    c = shift.real
+
+    def event(z):
+        return np.minimum(z.real, z.imag)
+
+    lb = _audit(lambda k: event(L.randomise(np.zeros(k, complex))),
+                lambda k: event(L.randomise(np.full(k, shift))), c, 0.0, n)
+    return lb, eps
+
+
+def _gaussian_audit(n):
+    eps, delta = 1.0, 1e-5
+    G = Gaussian(eps, delta, 1.0)
+    s = G.scale
+    # the threshold that maximizes the population lower bound (public computation)
+    def bound(c):
+        p0, p1 = stats.norm.sf(c / s), stats.norm.sf((c - 1) / s)
+        return -math.log((p1 - delta) / p0)
+    c = optimize.minimize_scalar(bound, bounds=(0.0, 3 * s), method="bounded").x
+    lb = _audit(lambda k: G.randomise(np.zeros(k)), lambda k: G.randomise(np.ones(k)), c, delta, n)
+    return lb, eps
+
+
+def _count_audit(n):
+    # the count's discrete Laplace (sensitivity 1) as make_private draws it
+    eps = 0.5
+    t = Fraction(1) / Fraction(eps)
+    src = mech.noise_source()
+
+    def draw(base):
+        return lambda k: np.array([base + mech._discrete_laplace_one(src, t.numerator, t.denominator)
+                                   for _ in range(k)])
+    lb = _audit(draw(0), draw(1), 1, 0.0, n)
+    return lb, eps
+
+
+@pytest.mark.parametrize("audit", [_laplace_audit, _complex_laplace_audit, _gaussian_audit, _count_audit])
+def test_privacy_audit_ci_size(audit):
+    lb, eps = audit(100_000)
+    assert lb <= eps
+    assert lb >= 0.5 * eps, f"the audit has no power: lower bound {lb:.3f} for claimed {eps}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("audit", [_laplace_audit, _complex_laplace_audit, _gaussian_audit, _count_audit])
+def test_privacy_audit_full_size(audit):
+    lb, eps = audit(1_000_000)
+    assert 0.5 * eps <= lb <= eps
+
+
+# ---------------------------------------------------------------- sensitivities
+
+
+def _fourier_map(kind, d=2, m=3, seed=0):
+    return make_feature_map(d, m, kind, operator="dense", random_state=seed, dtype=np.float64)
+
+
+def _q1(Phi):
+    return np.abs(Phi.real).sum(-1) + np.abs(Phi.imag).sum(-1)
+
+
+def _features(fm, X):
+    F = fm.transform(X)
+    if fm.kind == "real":
+        m = fm.m
+        F = F[:, :m] + 1j * F[:, m:]
+    return F
+
+
+@pytest.mark.parametrize("kind", ["complex", "real"])
+def test_fourier_l1_add_remove_never_exceeded_and_sharp(kind):
+    fm = _fourier_map(kind, m=2)
+    bound = sum_sensitivity(fm, 1, "add_remove")
+    assert bound == pytest.approx(math.sqrt(2) * 2)
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-300, 300, size=(400_000, 2))
+    vals = _q1(_features(fm, X))
+    assert vals.max() <= bound * (1 + 1e-12)
+    x0 = X[np.argmax(vals)]
+    res = optimize.minimize(lambda x: -_q1(_features(fm, x[None]))[0], x0, method="Nelder-Mead",
+                            options={"xatol": 1e-12, "fatol": 1e-14})
+    best = max(vals.max(), -res.fun)
+    assert best <= bound * (1 + 1e-12) and best >= bound * (1 - 1e-3)
+
+
+def test_fourier_l2_add_remove_exact_and_replace_sharp():
+    fm = _fourier_map("complex", m=2, seed=3)
+    m = 2
+    assert sum_sensitivity(fm, 2, "add_remove") == pytest.approx(math.sqrt(m))
+    F = _features(fm, np.random.default_rng(2).normal(size=(100, 2)) * 10)
+    assert np.allclose(np.linalg.norm(F, axis=1), math.sqrt(m))
+    bound = sum_sensitivity(fm, 2, "replace")
+    assert bound == pytest.approx(2 * math.sqrt(m))
+    rng = np.random.default_rng(4)
+    D = rng.uniform(-300, 300, size=(300_000, 2))  # x - y
+    vals = np.linalg.norm(_features(fm, D) - 1.0, axis=1)  # |Phi(x) - Phi(y)| = |Phi(x - y) - 1|
+    assert vals.max() <= bound * (1 + 1e-12)
+    x0 = D[np.argmax(vals)]
+    res = optimize.minimize(lambda x: -np.linalg.norm(_features(fm, x[None]) - 1.0), x0, method="Nelder-Mead",
+                            options={"xatol": 1e-12, "fatol": 1e-14})
+    assert -res.fun >= bound * (1 - 1e-3)
+
+
+def test_quantized_l1_is_attained_by_every_record():
+    fm = _fourier_map("quantized", m=5)
+    F = fm.transform(np.random.default_rng(0).normal(size=(50, 2)))
+    assert np.allclose(_q1(F), sum_sensitivity(fm, 1, "add_remove"))
+
+
+def test_subsampled_fourier_sensitivities():
+    fm = _fourier_map("complex", m=100)
+    assert sum_sensitivity(fm, 1, features_per_record=4) == pytest.approx(math.sqrt(2) * 100)
+    assert sum_sensitivity(fm, 2, features_per_record=4) == pytest.approx(100 / 2)
+    assert sum_sensitivity(fm, 2, "replace", features_per_record=4) == pytest.approx(100)
+    # brute force: r features of modulus m/r each -> L2 = (m/r) sqrt(r)
+    assert (100 / 4) * math.sqrt(4) == pytest.approx(sum_sensitivity(fm, 2, features_per_record=4))
+    with pytest.raises(ValueError, match="features_per_record"):
+        sum_sensitivity(fm, 1, features_per_record=0)
+
+
+def test_quadratic_sensitivities():
+    from pysketch.frequencies import QuadraticGaussianLaw
+    fm = make_feature_map(5, 12, "quadratic", operator="dense", law=QuadraticGaussianLaw(), random_state=5,
+                          dtype=np.float64)
+    W = fm.operator.to_dense()
+    lam = np.linalg.eigvalsh(W @ W.T)[-1]
+    L1 = sum_sensitivity(fm, 1, data_norm=1.0)
+    assert lam <= L1 <= lam * (1 + 1e-10)
+    assert sum_sensitivity(fm, 1, data_norm=2.0) == pytest.approx(4 * L1)
+    # sharp: attained by the top eigenvector (Phi >= 0, Phi(0) = 0)
+    v = np.linalg.eigh(W @ W.T)[1][:, -1]
+    assert fm.transform(v[None]).sum() == pytest.approx(lam, rel=1e-10)
+    # S4 upper bound is never exceeded by random unit records, and >= the sanity lower bounds
+    S4 = sum_sensitivity(fm, 2, data_norm=1.0)
+    X = np.random.default_rng(6).normal(size=(200_000, 5))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    assert np.linalg.norm(fm.transform(X), axis=1).max() <= S4
+    assert S4 ** 2 >= np.max(np.sum(W * W, axis=0)) ** 2
+    assert S4 ** 2 >= lam ** 2 / 12
+    with pytest.raises(ValueError, match="data_norm"):
+        sum_sensitivity(fm, 1)
+
+
+def test_quadratic_onb_spectral_norm_is_m_over_d():
+    rng = np.random.default_rng(0)
+    d = 8
+    W = np.hstack([np.linalg.qr(rng.normal(size=(d, d)))[0] for _ in range(3)])
+    assert quadratic_spectral_bound(W) == pytest.approx(3.0, rel=1e-10)
+    assert quadratic_spectral_bound(W) >= 3.0
+    assert quadratic_s4_bound(W) == pytest.approx(math.sqrt(3.0), rel=1e-10)
+
+
+def test_sensitivity_bad_arguments():
+    fm = _fourier_map("complex")
+    with pytest.raises(ValueError, match="norm must be 1 or 2"):
+        sum_sensitivity(fm, 3)
+    with pytest.raises(ValueError, match="neighbouring"):
+        sum_sensitivity(fm, 1, "swap")
+    with pytest.raises(TypeError, match="FeatureMap"):
+        sum_sensitivity(None, 1)
+
+
+# ---------------------------------------------------------------- NSR and the split
+
+
+@pytest.mark.parametrize("n, eps, gamma", [(1e3, 1e-3, 0.54660), (1e4, 1e-3, 0.81526), (1e4, 1e-2, 0.95501),
+                                           (1e5, 1e-2, 0.98993), (1e6, 1e-2, 0.99629), (1e7, 1e-2, 0.99654)])
+def test_budget_split_reference_table(n, eps, gamma):
+    # notes seed000 sec. 5: numeric argmin, m = 1000, r = m, C0 = 3
+    assert nsr.budget_split(1000, eps, n, c0=3.0) == pytest.approx(gamma, abs=2e-5)
+
+
+def test_sketch_size_rule_feasibility_threshold():
+    # 2kd <= n^2 eps^2 / (10^3 kd) iff eps >= sqrt(2e3) k d / n (notes 6.5: k=4, d=8, n=1e4 -> 0.1431)
+    lo, hi = nsr.sketch_size_range(4, 8, 1e4, 0.1432)
+    assert hi >= lo
+    lo, hi = nsr.sketch_size_range(4, 8, 1e4, 0.1430)
+    assert hi < lo
+    assert nsr.choose_sketch_size(10, 10, 1e5, 1.0) == 1000
+    assert nsr.choose_sketch_size(10, 10, 1e4, 0.01) == 200
+
+
+def test_nsr_public_count_monte_carlo():
+    # complex Gaussian noise on a clean sketch, reference z_X: NSR = m sigma_xi^2 / (n^2 |z_X|^2)
+    fm = make_feature_map(2, 50, "complex", operator="dense", random_state=0, dtype=np.float64)
+    X = np.random.default_rng(1).normal(size=(2000, 2))
+    s = fm.sketch(X)
+    z = s.mean()
+    G = Gaussian(1.0, 1e-5, sum_sensitivity(fm, 2), insecure_seed=9)
+    errs = [np.linalg.norm(G.randomise(s.sum) / s.count - z) ** 2 for _ in range(400)]
+    predicted = 50 * 2 * G.effective_scale_ ** 2 / (s.count ** 2 * np.linalg.norm(z) ** 2)
+    assert np.mean(errs) / np.linalg.norm(z) ** 2 == pytest.approx(predicted, rel=0.03)
+
+
+# ---------------------------------------------------------------- private sketches
+
+
+@pytest.fixture(scope="module")
+def clean():
+    fm = make_feature_map(3, 40, "complex", operator="dense", random_state=0, dtype=np.float64)
+    X = np.random.default_rng(0).normal(size=(5000, 3))
+    return fm.sketch(X)
+
+
+def test_make_private_add_remove(clean):
+    p = make_private(clean, 1.0, insecure_seed=1)
+    assert isinstance(p, PrivateSketch) and isinstance(p, pysketch.Sketch)
+    pr = p.privacy
+    assert pr["neighbouring"] == "add_remove" and pr["mechanism"] == "laplace" and pr["delta"] == 0
+    assert pr["epsilon_sum"] + pr["epsilon_count"] == pytest.approx(1.0)
+    assert 0.5 < pr["epsilon_sum"] < 1.0
+    assert pr["sensitivity_sum"] == pytest.approx(math.sqrt(2) * 40)
+    assert pr["noise_scale_sum"] == pytest.approx(math.sqrt(2) * 40 / pr["epsilon_sum"], rel=1e-6)
+    assert pr["noise_scale_count"] == pytest.approx(1 / pr["epsilon_count"])
+    assert not pr["secure_noise"]
+    assert np.allclose(p.mean(), p.sum / max(p.count, 1))
+    assert not np.allclose(p.sum, clean.sum)
+
+
+def test_make_private_replace_uses_public_count_and_double_sensitivity(clean):
+    p = make_private(clean, 2.0, 1e-6, neighbouring="replace", insecure_seed=2)
+    assert p.count == clean.count
+    assert p.privacy["mechanism"] == "gaussian" and p.privacy["epsilon_sum"] == 2.0
+    assert p.privacy["sensitivity_sum"] == pytest.approx(2 * math.sqrt(40))
+    assert p.privacy["noise_scale_sum"] == pytest.approx(analytic_gaussian_sigma(2.0, 1e-6, 2 * math.sqrt(40)),
+                                                         rel=1e-6)
+
+
+def test_private_sketch_save_load_without_clean_sum(clean, tmp_path):
+    p = make_private(clean, 0.5, insecure_seed=3)
+    path = tmp_path / "p.npz"
+    p.save(path)
+    q = pysketch.Sketch.load(path)
+    assert isinstance(q, PrivateSketch)
+    assert np.array_equal(q.sum, p.sum) and q.count == p.count and q.privacy == p.privacy
+    with np.load(path) as z:
+        for name in z.files:
+            a = z[name]
+            if a.shape == clean.sum.shape:
+                assert not np.allclose(a, clean.sum)
+    assert PrivateSketch.load(path).privacy == p.privacy
+    clean.save(tmp_path / "c.npz")
+    with pytest.raises(pysketch.sketch.SketchFileError, match="clean sketch"):
+        PrivateSketch.load(tmp_path / "c.npz")
+    with pytest.raises(TypeError, match="merged"):
+        p + p
+
+
+def test_noise_never_comes_from_the_operator_seed():
+    # identical operators (same public seed) and identical data -> different noise
+    X = np.random.default_rng(0).normal(size=(1000, 3))
+    sums = []
+    for _ in range(2):
+        fm = make_feature_map(3, 30, "complex", operator="dense", random_state=123, dtype=np.float64)
+        np.random.seed(0)
+        sums.append(make_private(fm.sketch(X), 1.0).sum)
+    assert not np.array_equal(sums[0], sums[1])
+    assert make_private(fm.sketch(X), 1.0).privacy["secure_noise"]
+
+
+def test_accountant_refuses_overspend_before_noise(clean):
+    acc = BudgetAccountant(1.0, 1e-6)
+    make_private(clean, 0.6, accountant=acc, insecure_seed=1)
+    with pytest.raises(BudgetError, match="budget exceeded"):
+        make_private(clean, 0.5, accountant=acc, insecure_seed=1)
+    assert acc.spent == (0.6, 0.0)
+    make_private(clean, 0.4, 1e-6, accountant=acc, insecure_seed=1)
+    assert acc.remaining() == pytest.approx((0.0, 0.0))
+
+    class Duck:  # diffprivlib's accountant interface: spend(epsilon, delta)
+        def __init__(self):
+            self.calls = []
+
+        def spend(self, epsilon, delta):
+            self.calls.append((epsilon, delta))
+    duck = Duck()
+    make_private(clean, 0.3, accountant=duck, insecure_seed=1)
+    assert duck.calls == [(0.3, 0.0)]
+
+
+def test_make_private_bad_arguments(clean):
+    with pytest.raises(ValueError, match="epsilon"):
+        make_private(clean, 0)
+    with pytest.raises(ValueError, match="delta"):
+        make_private(clean, 1.0, 1.5)
+    with pytest.raises(ValueError, match="needs delta > 0"):
+        make_private(clean, 1.0, mechanism="gaussian")
+    with pytest.raises(ValueError, match="neighbouring"):
+        make_private(clean, 1.0, neighbouring="bounded")
+    with pytest.raises(ValueError, match="split"):
+        make_private(clean, 1.0, split=1.0)
+    with pytest.raises(TypeError, match="already private"):
+        make_private(make_private(clean, 1.0), 1.0)
+
+
+# ---------------------------------------------------------------- private estimators
+
+
+def _blobs(seed=0, n=20_000):
+    from pysketch.datasets import make_blobs_gaussian_centers
+    return make_blobs_gaussian_centers(n, 3, 2, random_state=seed)[0]
+
+
+def test_private_kmeans_fits_and_charges_the_budget():
+    from pysketch.estimators import CompressiveKMeans
+    from pysketch.metrics import kmeans_plus_plus, sse
+    X = _blobs()
+    lo, hi = X.min(0) - 0.5, X.max(0) + 0.5  # stands for a public box
+    acc = BudgetAccountant(5.0)
+    est = CompressiveKMeans(3, kernel_scale=2.0, epsilon=5.0, bounds=(lo, hi), accountant=acc,
+                            random_state=0).fit(X)
+    assert acc.spent == (5.0, 0.0)
+    assert isinstance(est.sketch_, PrivateSketch) and est.sketch_.privacy["epsilon"] == 5.0
+    _, base = kmeans_plus_plus(X, 3, random_state=0)
+    assert sse(X, est.cluster_centers_) / base < 1.2
+    with pytest.raises(BudgetError):
+        CompressiveKMeans(3, kernel_scale=2.0, epsilon=0.1, bounds=(lo, hi), accountant=acc).fit(X)
+
+
+def test_private_kmeans_noise_is_fresh_for_the_same_random_state():
+    from pysketch.estimators import CompressiveKMeans
+    X = _blobs(n=3000)
+    kw = dict(kernel_scale=2.0, epsilon=1.0, bounds=(-10, 10), random_state=7)
+    a = CompressiveKMeans(3, **kw).fit(X).sketch_
+    b = CompressiveKMeans(3, **kw).fit(X).sketch_
+    assert a.feature_map == b.feature_map  # same public operator
+    assert not np.array_equal(a.sum, b.sum)
+
+
+def test_private_kmeans_warns_on_leaks_and_clips():
+    from pysketch.estimators import CompressiveKMeans
+    from pysketch.privacy import PrivacyLeakWarning
+    X = _blobs(n=3000)
+    with pytest.warns(PrivacyLeakWarning, match="bounds were not given"):
+        CompressiveKMeans(3, kernel_scale=2.0, epsilon=1.0, random_state=0).fit(X)
+    with pytest.warns(PrivacyLeakWarning, match="kernel_scale='auto'"):
+        CompressiveKMeans(3, epsilon=1.0, bounds=(-20, 20), random_state=0).fit(X)
+    with pytest.warns(RuntimeWarning, match=r"records lie outside bounds and were clipped"):
+        CompressiveKMeans(3, kernel_scale=2.0, epsilon=1.0, bounds=(-1, 1), random_state=0).fit(X)
+    with pytest.raises(ValueError, match="partial_fit does not release private sketches"):
+        CompressiveKMeans(3, kernel_scale=2.0, epsilon=1.0, bounds=(-1, 1)).partial_fit(X)
+    with pytest.raises(ValueError, match="bounds is used only with epsilon"):
+        CompressiveKMeans(3, kernel_scale=2.0, bounds=(-1, 1)).fit(X)
