@@ -87,6 +87,14 @@ def test_demo_on_generated_data_prints_the_table_and_draws_the_plot(tmp_path, ca
         assert f"plot written to {png}" in out
 
 
+def test_demo_epsilon_prints_the_private_result_beside_the_clean_one(capsys):
+    assert main(["demo", "--n", "30000", "--seed", "2", "--output", "none", "--no-baseline",
+                 "--epsilon", "10"]) == 0
+    rows = _table_rows(capsys.readouterr().out)
+    assert rows["pysketch (sketch + CL-OMPR)"][2] <= 1.10
+    assert rows["pysketch private (eps=10, delta=0)"][2] <= 1.20
+
+
 def test_demo_on_a_users_csv_and_npy_file(tmp_path, capsys):
     from pysketch.datasets import make_blobs_gaussian_centers
 

@@ -59,6 +59,11 @@ def main(argv=None):
                       help="where to write the plot (needs matplotlib; default pysketch_demo.png; 'none' to skip)")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     demo.add_argument("--no-baseline", action="store_true", help="skip scikit-learn's KMeans on the full data")
+    demo.add_argument("--epsilon", type=float, default=None,
+                      help="also release the sketch with epsilon-differential privacy (add/remove neighbours) "
+                           "and show the centers learned from it")
+    demo.add_argument("--delta", type=float, default=0.0,
+                      help="with --epsilon: delta > 0 uses the analytic Gaussian mechanism (default 0: Laplace)")
     args = parser.parse_args(argv)
     if args.command is None:  # plain `pysketch`: the same as `pysketch info` with its defaults
         args = parser.parse_args(["info"])

@@ -105,6 +105,17 @@ def run_demo(args):
     t_decode = time.perf_counter() - t0
     centers = est.cluster_centers_
 
+    private = None
+    if args.epsilon is not None:
+        from .privacy import make_private
+
+        t0 = time.perf_counter()
+        noisy = make_private(sketch, args.epsilon, args.delta)
+        t_noise = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        pest = CompressiveKMeans(k, random_state=args.seed).fit_sketch(noisy, (lo, hi))
+        private = (noisy, pest.cluster_centers_, t_noise, time.perf_counter() - t0)
+
     # quality: SSE relative to k-means++ (best of 3) on the full data
     t0 = time.perf_counter()
     base_centers, base_sse = kmeans_plus_plus(np.asarray(X), k, n_init=3, random_state=args.seed)
@@ -112,6 +123,12 @@ def run_demo(args):
     sse_ours = sse(np.asarray(X), centers)
     rows = [("pysketch (sketch + CL-OMPR)", t_pilot + t_sketch, t_decode, sse_ours / base_sse,
              f"m = {fm.m} frequencies, {fm.operator.kind} operator, kernel scale {sigma:.3g}")]
+    if private is not None:
+        noisy, pcenters, t_noise, t_pdecode = private
+        p = noisy.privacy
+        rows.append((f"pysketch private (eps={p['epsilon']:g}, delta={p['delta']:g})", t_pilot + t_sketch + t_noise,
+                     t_pdecode, sse(np.asarray(X), pcenters) / base_sse,
+                     f"{p['mechanism']} noise, add/remove; box and scale read from the data (give public ones)"))
     if not args.no_baseline:
         try:
             from sklearn.cluster import KMeans
