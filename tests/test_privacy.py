@@ -379,6 +379,9 @@ def test_sketch_size_rule_feasibility_threshold():
     assert hi < lo
     assert nsr.choose_sketch_size(10, 10, 1e5, 1.0) == 1000
     assert nsr.choose_sketch_size(10, 10, 1e4, 0.01) == 200
+    # with delta > 0 the Gaussian noise does not grow with m: the default 10kd
+    assert nsr.sketch_size_range(10, 10, 1e4, 0.01, delta=1e-7)[1] == math.inf
+    assert nsr.choose_sketch_size(10, 10, 1e4, 0.01, delta=1e-7) == 1000
 
 
 def test_nsr_public_count_monte_carlo():

@@ -100,4 +100,7 @@ def choose_sketch_size(n_clusters, d, n, epsilon, *, delta=0.0, factor=10, margi
     default) if the rule allows it, else the rule's upper end divided by `margin` (it is
     the edge of the success region), never below 2kd."""
     lo, hi = sketch_size_range(n_clusters, d, n, epsilon, delta=delta)
-    return int(max(lo, min(factor * n_clusters * d, math.floor(hi / margin))))
+    cap = factor * n_clusters * d
+    if math.isinf(hi):
+        return int(max(lo, cap))
+    return int(max(lo, min(cap, math.floor(hi / margin))))
