@@ -28,9 +28,9 @@ BOX = 10.0
 CENTER_STD = 2.0
 
 
-def run(d, n, k, epsilon, delta, seeds, out=print, neighbouring="add_remove"):
+def run(d, n, k, epsilon, delta, seeds, out=print, neighbouring="add_remove", baseline=False):
     scale = KMEANS_SEPARATION_FACTOR * expected_separation(k, d, CENTER_STD)
-    rse, ms = [], []
+    rse, ms, base_rse = [], [], []
     for seed in range(seeds):
         X = make_blobs_gaussian_centers(n, k, d, random_state=seed)[0]
         _, base = kmeans_plus_plus(X, k, n_init=3, random_state=seed)
@@ -43,11 +43,22 @@ def run(d, n, k, epsilon, delta, seeds, out=print, neighbouring="add_remove"):
         t = time.process_time() - t0
         rse.append(sse(X, est.cluster_centers_) / base)
         ms.append(est.sketch_.feature_map.m)
+        extra = ""
+        if baseline:
+            from pysketch.baselines import DPLloyd
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                dl = DPLloyd(k, epsilon, (-BOX, BOX), random_state=seed).fit(X)
+            base_rse.append(sse(X, dl.cluster_centers_) / base)
+            extra = f"; DP-Lloyd (T=5, pure eps) RSE {base_rse[-1]:.4f}"
         out(f"  d={d} n={n} eps={epsilon:g} delta={delta:g} seed {seed}: RSE {rse[-1]:.4f} (m = {ms[-1]}, "
-            f"fit CPU {t:.1f} s)")
+            f"fit CPU {t:.1f} s){extra}")
     r = np.array(rse)
     out(f"d={d} n={n} k={k} eps={epsilon:g} delta={delta:g} {neighbouring}: median RSE {np.median(r):.4f}, "
         f"p90 {np.quantile(r, 0.9):.4f}, max {r.max():.4f} over {seeds} seeds (kernel scale {scale:.3g})")
+    if baseline:
+        out(f"    DP-Lloyd median RSE {np.median(base_rse):.4f}")
     return r
 
 
@@ -59,10 +70,11 @@ def main(argv=None):
     p.add_argument("--epsilon", type=float, nargs="+", default=[1.0, 0.1])
     p.add_argument("--delta", type=float, default=0.0)
     p.add_argument("--seeds", type=int, default=10)
+    p.add_argument("--baseline", action="store_true", help="also fit DP-Lloyd (pysketch.baselines) on each seed")
     a = p.parse_args(argv)
     for d in a.d:
         for eps in a.epsilon:
-            run(d, a.n, a.k, eps, a.delta, a.seeds)
+            run(d, a.n, a.k, eps, a.delta, a.seeds, baseline=a.baseline)
 
 
 if __name__ == "__main__":

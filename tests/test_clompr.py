@@ -108,3 +108,24 @@ def test_clompr_recovers_well_separated_centers():
     np.testing.assert_allclose(np.sort(sol.weights), np.sort(np.bincount(
         np.argmin(np.linalg.norm(X[:, None] - centers[None], axis=2), axis=1)) / 20000), atol=0.03)
     assert sol.weights.sum() == pytest.approx(1.0)
+
+
+def test_bulk_proposal_locates_the_data_and_loose_boxes_decode():
+    import importlib
+
+    from pysketch.datasets import make_blobs_gaussian_centers
+    from pysketch.estimators import CompressiveKMeans
+    from pysketch.metrics import kmeans_plus_plus, sse
+
+    cl = importlib.import_module("pysketch.decoders.clompr")
+    X = make_blobs_gaussian_centers(50_000, 10, 10, random_state=0)[0]
+    est = CompressiveKMeans(10, kernel_scale=3.3, random_state=0).fit(X)
+    problem = cl.DecodingProblem(est.sketch_.feature_map, est.sketch_.mean())
+    fam = cl.DiracAtoms(problem, np.full(10, -30.0), np.full(10, 30.0))
+    mean, std = cl._bulk_proposal(fam)
+    assert np.linalg.norm(mean - X.mean(0)) < 0.2 * np.linalg.norm(X.std(0))
+    assert np.all(np.abs(std / np.sqrt(np.mean(X.var(0))) - 1) < 0.3)
+    # a box 4x wider than the data's: decodes as well as the data's own box
+    _, base = kmeans_plus_plus(X, 10, random_state=0)
+    wide = CompressiveKMeans(10, random_state=0).fit_sketch(est.sketch_, (-30, 30))
+    assert sse(X, wide.cluster_centers_) / base < 1.1

@@ -128,9 +128,12 @@ class DiracAtoms:
     def bounds(self):
         return list(zip(self.lower, self.upper))
 
+    proposal = None  # (mean, std) of the data's bulk, set by clompr (see _bulk_proposal)
+
     def random(self, rng, size):
-        """`size` random atoms (rows), uniform in the box."""
-        return rng.uniform(self.lower, self.upper, size=(size, self.n_params))
+        """`size` random atoms (rows): uniform in the box, and, once a proposal is set,
+        half of them from N(mean, diag(std^2)) clipped to the box."""
+        return _mixed_draw(rng, self.lower, self.upper, self.proposal, size)
 
     def phases(self, theta):
         """(P, amp) for atoms theta (k x n_params)."""
@@ -162,7 +165,7 @@ class DiagonalGaussianAtoms:
     def random(self, rng, size):
         """`size` random atoms (rows): means uniform in the box, variances below."""
         d = self.problem.d
-        mu = rng.uniform(self.lower, self.upper, size=(size, d))
+        mu = _mixed_draw(rng, self.lower, self.upper, getattr(self, "proposal", None), size)
         if self.sigma2_init is not None:
             s2 = np.clip(np.broadcast_to(self.sigma2_init, mu.shape), self.s2_lower, self.s2_upper)
         else:  # (10^U(-0.8, -0.1) width)^2 (notes seed003 sec. 2.4)
@@ -180,6 +183,63 @@ class DiagonalGaussianAtoms:
         d_mu = self.problem.adjoint(dP)
         d_s2 = dQ @ self.problem.omega_sq.T
         return np.concatenate([d_mu, d_s2], axis=1)
+
+
+def _mixed_draw(rng, lower, upper, proposal, size):
+    """Points uniform in the box, half of them replaced by draws of the proposal."""
+    pts = rng.uniform(lower, upper, size=(size, lower.size))
+    if proposal is not None and size > 1:
+        mean, std = proposal
+        h = size // 2
+        pts[:h] = np.clip(mean + std * rng.standard_normal((h, lower.size)), lower, upper)
+    return pts
+
+
+def _bulk_proposal(family, rng=None, args=None):
+    """(mean, std) of the data's bulk read from the sketch's lowest frequencies, or None.
+
+    Why: each atom search starts from the best of STEP1_CANDIDATES random points. Uniform
+    points fill the box, and when the box is much larger than the data (the public bounds
+    of a private fit, say +-10 around clusters within +-7 in d = 10) nearly all its
+    volume is empty corners: measured, atoms then settled there (7 of 10 atoms 14-18 away
+    from every true centre, RSE 2.2-3.6 on all of 5 seeds) where the data's own box gave
+    RSE 1.01. Half the candidates are therefore drawn around the bulk.
+
+    How: for small omega the sketch is close to the characteristic function of one
+    Gaussian N(mu, s^2 I): z(omega) e^{-i omega^T c0} ~ exp(i omega^T (mu - c0) - s^2
+    |omega|^2 / 2) with c0 the box centre. On the 5% lowest-radius frequencies (at least
+    2d + 2), mu - c0 is the weighted least-squares solution of the phases (weights
+    |z|), twice (the second pass recentred, so that phases do not wrap), and s^2 the
+    slope of log|z| against |omega|^2. None when the fit is not usable (too few
+    frequencies, no decay)."""
+    problem = family.problem
+    d, m = problem.d, problem.m
+    lower, upper = family.lower, family.upper
+    n_low = max(2 * d + 2, m // 20)
+    if n_low > m:
+        return None
+    W = problem.apply(np.eye(d))  # (d, m): row l is (omega_lj)_j
+    r2 = np.sum(W * W, axis=0)
+    idx = np.argsort(r2)[:n_low]
+    A, z = W[:, idx].T, problem.z[idx]
+    c = 0.5 * (lower + upper)
+    for _ in range(2):
+        y = z * np.exp(-1j * (A @ c))
+        w = np.abs(y)
+        if not np.all(np.isfinite(w)) or w.max() <= 0:
+            return None
+        sw = np.sqrt(w / w.max())
+        delta, *_ = np.linalg.lstsq(A * sw[:, None], np.angle(y) * sw, rcond=None)
+        c = np.clip(c + delta, lower, upper)
+    y = np.abs(z * np.exp(-1j * (A @ c)))
+    ok = y > 1e-3 * y.max()
+    if ok.sum() < 3:
+        return None
+    slope = np.polyfit(r2[idx][ok], np.log(y[ok]), 1)[0]
+    if not slope < 0:
+        return None
+    std = np.minimum(np.sqrt(-2.0 * slope), 0.5 * (upper - lower))
+    return c, std
 
 
 # ---------------------------------------------------------------------------------- objectives
@@ -322,7 +382,7 @@ def _restart(family, n_atoms, rng, step1_maxiter, step5_maxiter, final_maxiter, 
 
 
 def clompr(family, n_atoms, *, n_init=1, random_state=None, step1_maxiter=300, step5_maxiter=None,
-           final_maxiter=None, n_candidates=None, n_jobs=None):
+           final_maxiter=None, n_candidates=None, n_jobs=None, bulk_proposal=True):
     """CL-OMPR with `n_atoms` atoms of `family` (DiracAtoms or DiagonalGaussianAtoms) on its
     problem; `n_init` random restarts, the smallest residual kept (the first of equal ones).
     Returns a MixtureSolution.
@@ -334,6 +394,10 @@ def clompr(family, n_atoms, *, n_init=1, random_state=None, step1_maxiter=300, s
     measured with 2 threads, k = 30, d = 128, m = 23040 (structured) ran 1.3x faster, but
     k = d = 10, m = 1000 ran 1.4-1.6x *slower* (GIL hand-offs). The default (None) uses
     pysketch.get_num_threads() threads when n_atoms * m >= 2^17, else one.
+
+    bulk_proposal: draw half of each atom search's candidate starts around the data's
+    bulk, read from the sketch's lowest frequencies (see _bulk_proposal); the rest stay
+    uniform in the box.
     """
     if not isinstance(n_atoms, (int, np.integer)) or isinstance(n_atoms, bool) or n_atoms < 1:
         raise ValueError(f"n_atoms must be a positive integer, got {n_atoms!r}")
@@ -352,6 +416,8 @@ def clompr(family, n_atoms, *, n_init=1, random_state=None, step1_maxiter=300, s
     rng = as_generator(random_state)
     seeds = rng.integers(0, 2**63, size=int(n_init))
     args = (step1_maxiter, step5_maxiter, final_maxiter, n_candidates)
+    if n_candidates > 1 and bulk_proposal:
+        family.proposal = _bulk_proposal(family)
     if n_jobs > 1 and n_init > 1:
         with concurrent.futures.ThreadPoolExecutor(max_workers=min(int(n_jobs), int(n_init))) as pool:
             runs = list(pool.map(lambda s: _restart(family, n_atoms, np.random.default_rng(s), *args), seeds))
