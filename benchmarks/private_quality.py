@@ -5,7 +5,9 @@ clusters, centres N(0, 4 I_d)). Everything the private fit uses about the data i
 knowledge of this model, none of it read from the records: the box ``bounds = +-10`` per
 coordinate (4.5 standard deviations of a coordinate's marginal, sqrt(4 + 1); the few
 records outside are clipped) and the kernel scale ``0.8 * expected_separation(k, d, 2)``
-(thesis eq. (4.14)). RSE = SSE / SSE of k-means++ (best of 3), on the clean data.
+(thesis eq. (4.14)); with ``--auto-scale``, the estimator's private pilot instead (5% of
+epsilon on the data's spread, then the same rule). RSE = SSE / SSE of k-means++ (best of
+3), on the clean data. ``--baseline`` adds DP-Lloyd (T = 5) on the same data and box.
 
 Usage::
 
@@ -28,8 +30,8 @@ BOX = 10.0
 CENTER_STD = 2.0
 
 
-def run(d, n, k, epsilon, delta, seeds, out=print, neighbouring="add_remove", baseline=False):
-    scale = KMEANS_SEPARATION_FACTOR * expected_separation(k, d, CENTER_STD)
+def run(d, n, k, epsilon, delta, seeds, out=print, neighbouring="add_remove", baseline=False, auto_scale=False):
+    scale = "auto" if auto_scale else KMEANS_SEPARATION_FACTOR * expected_separation(k, d, CENTER_STD)
     rse, ms, base_rse = [], [], []
     for seed in range(seeds):
         X = make_blobs_gaussian_centers(n, k, d, random_state=seed)[0]
@@ -56,7 +58,8 @@ def run(d, n, k, epsilon, delta, seeds, out=print, neighbouring="add_remove", ba
             f"fit CPU {t:.1f} s){extra}")
     r = np.array(rse)
     out(f"d={d} n={n} k={k} eps={epsilon:g} delta={delta:g} {neighbouring}: median RSE {np.median(r):.4f}, "
-        f"p90 {np.quantile(r, 0.9):.4f}, max {r.max():.4f} over {seeds} seeds (kernel scale {scale:.3g})")
+        f"p90 {np.quantile(r, 0.9):.4f}, max {r.max():.4f} over {seeds} seeds (kernel scale "
+        f"{scale if isinstance(scale, str) else format(scale, '.3g')})")
     if baseline:
         out(f"    DP-Lloyd median RSE {np.median(base_rse):.4f}")
     return r
@@ -71,10 +74,12 @@ def main(argv=None):
     p.add_argument("--delta", type=float, default=0.0)
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--baseline", action="store_true", help="also fit DP-Lloyd (pysketch.baselines) on each seed")
+    p.add_argument("--auto-scale", action="store_true",
+                   help="kernel_scale='auto' (private pilot, 5%% of epsilon) instead of the model's public scale")
     a = p.parse_args(argv)
     for d in a.d:
         for eps in a.epsilon:
-            run(d, a.n, a.k, eps, a.delta, a.seeds, baseline=a.baseline)
+            run(d, a.n, a.k, eps, a.delta, a.seeds, baseline=a.baseline, auto_scale=a.auto_scale)
 
 
 if __name__ == "__main__":

@@ -541,11 +541,38 @@ def test_private_kmeans_warns_on_leaks_and_clips():
     X = _blobs(n=3000)
     with pytest.warns(PrivacyLeakWarning, match="bounds were not given"):
         CompressiveKMeans(3, kernel_scale=2.0, epsilon=1.0, random_state=0).fit(X)
-    with pytest.warns(PrivacyLeakWarning, match="kernel_scale='auto'"):
-        CompressiveKMeans(3, epsilon=1.0, bounds=(-20, 20), random_state=0).fit(X)
+    with pytest.warns(PrivacyLeakWarning, match="kernel_scale='separation'"):
+        CompressiveKMeans(3, kernel_scale="separation", epsilon=1.0, bounds=(-20, 20), random_state=0).fit(X)
     with pytest.warns(RuntimeWarning, match=r"records lie outside bounds and were clipped"):
         CompressiveKMeans(3, kernel_scale=2.0, epsilon=1.0, bounds=(-1, 1), random_state=0).fit(X)
     with pytest.raises(ValueError, match="partial_fit does not release private sketches"):
         CompressiveKMeans(3, kernel_scale=2.0, epsilon=1.0, bounds=(-1, 1)).partial_fit(X)
     with pytest.raises(ValueError, match="bounds is used only with epsilon"):
         CompressiveKMeans(3, kernel_scale=2.0, bounds=(-1, 1)).fit(X)
+
+
+def test_private_pilot_spread_and_auto_scale():
+    import warnings
+
+    from pysketch.estimators import PRIVATE_PILOT_SHARE, CompressiveKMeans
+    from pysketch.privacy.moments import private_mean_and_spread
+    from pysketch.scale import KMEANS_SEPARATION_FACTOR, expected_separation
+    rng = np.random.default_rng(0)
+    X = rng.normal(1.0, 2.0, size=(50_000, 4))
+    lo, hi = np.full(4, -12.0), np.full(4, 12.0)
+    mean, spread = private_mean_and_spread(X, 50.0, lo, hi, insecure_seed=1)
+    assert np.allclose(mean, X.mean(0), atol=0.05) and spread == pytest.approx(X.std(0).mean(), rel=0.02)
+    # with little budget the spread is noisy but stays in [0, half width]
+    _, s_small = private_mean_and_spread(X[:100], 0.01, lo, hi, insecure_seed=2)
+    assert 0 <= s_small <= 12
+    acc = BudgetAccountant(2.0)
+    with warnings.catch_warnings():
+        from pysketch.privacy import PrivacyLeakWarning
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        est = CompressiveKMeans(3, epsilon=2.0, bounds=(lo, hi), accountant=acc, random_state=0).fit(X)
+    p = est.sketch_.privacy
+    assert p["epsilon_pilot"] == pytest.approx(PRIVATE_PILOT_SHARE * 2.0)
+    assert p["epsilon_pilot"] + p["epsilon_sum"] + p["epsilon_count"] == pytest.approx(2.0)
+    assert acc.spent == (2.0, 0.0)
+    expected = KMEANS_SEPARATION_FACTOR * expected_separation(3, 4, X.std(0).mean())
+    assert est.kernel_scale_ == pytest.approx(expected, rel=0.1)

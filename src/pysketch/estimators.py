@@ -25,6 +25,8 @@ from .sketch import Sketch, SketchAccumulator
 __all__ = ["CompressiveKMeans", "CompressiveGaussianMixture"]
 
 _LAWS = ("gaussian", "adapted_radius", "folded_gaussian")
+#: Share of epsilon spent on the private kernel-scale pilot (k-means, kernel_scale='auto').
+PRIVATE_PILOT_SHARE = 0.05
 _OPERATORS = ("auto", "dense", "r3", "gr2", "fastfood")
 
 
@@ -204,14 +206,28 @@ class _CompressiveMixture(BaseEstimator):
                 warnings.warn(f"{outside} of {n} records lie outside bounds and were clipped to the box "
                               "(the privacy guarantee holds for the clipped data)", RuntimeWarning, stacklevel=3)
                 X = np.clip(X, lo, hi)
-        if isinstance(self.kernel_scale, str):
-            warnings.warn(
-                f"kernel_scale={self.kernel_scale!r} reads a pilot of the raw records without privacy "
-                "protection (a private pilot is not implemented); pass kernel_scale=<number> from public "
-                "knowledge to keep the whole fit private.", PrivacyLeakWarning, stacklevel=3)
-        sigma = self._scale(X, rng)
         charge(self.accountant, eps, delta, type(self).__name__ + ".fit")
         source = noise_source()
+        pilot_eps = 0.0
+        if self.kernel_scale == "auto" and self._task == "kmeans":
+            # private pilot: the data's spread from noisy moments (a share of epsilon), then
+            # the thesis's separation heuristic (4.14) with that spread for the centres'
+            from .privacy.moments import private_mean_and_spread
+            from .scale import KMEANS_SEPARATION_FACTOR, expected_separation
+
+            pilot_eps = PRIVATE_PILOT_SHARE * eps
+            _, spread = private_mean_and_spread(X, pilot_eps, lo, hi, insecure_seed=source)
+            spread = max(spread, 1e-3 * float(np.mean(hi - lo)))
+            sigma = KMEANS_SEPARATION_FACTOR * expected_separation(k, d, spread)
+        else:
+            if isinstance(self.kernel_scale, str):
+                warnings.warn(
+                    f"kernel_scale={self.kernel_scale!r} reads a pilot of the raw records without privacy "
+                    "protection (a private pilot exists only for k-means with 'auto'); pass "
+                    "kernel_scale=<number> from public knowledge to keep the whole fit private.",
+                    PrivacyLeakWarning, stacklevel=3)
+            sigma = self._scale(X, rng)
+        eps_all, eps = eps, eps - pilot_eps
         # 1. the count (add/remove) with its share of epsilon, the split optimized at the
         #    public size from which this sketch size is useful (notes seed000 sec. 5)
         m_default = self._sketch_size(d)
@@ -232,9 +248,10 @@ class _CompressiveMixture(BaseEstimator):
         acc = SketchAccumulator(fm, batch_size=self.batch_size)
         acc.update(X)
         sens = sum_sensitivity(fm, 1 if mechanism == "laplace" else 2, self.neighbouring)
-        private = release_sum(acc.sketch(), count, epsilon=eps, delta=delta, neighbouring=self.neighbouring,
+        private = release_sum(acc.sketch(), count, epsilon=eps_all, delta=delta, neighbouring=self.neighbouring,
                               mechanism=mechanism, epsilon_sum=eps_sum, epsilon_count=eps_count, sensitivity=sens,
                               features_per_record=None, source=source)
+        private.privacy["epsilon_pilot"] = pilot_eps
         self.kernel_scale_ = sigma
         self._decode(private, (lo, hi), rng)
         self._after_fit(X)
@@ -394,10 +411,14 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     bound sets the sketch size by the rule 2kd <= m <= n^2 eps^2 / (10^3 kd) (capped at
     the non-private default 10kd); the rest noises the sum of features (Laplace with L1
     sensitivity sqrt(2) m, or Gaussian with L2 sensitivity sqrt(m); doubled under
-    'replace', where the count is public). Noise comes from OS entropy. Give
-    ``kernel_scale`` as a number: 'auto' reads a pilot of the raw records (a private
-    pilot is not implemented) and warns with a PrivacyLeakWarning. `labels_` and
-    `inertia_` are computed from the raw data for the caller and are not private.
+    'replace', where the count is public). Noise comes from OS entropy. With
+    ``kernel_scale='auto'`` a share PRIVATE_PILOT_SHARE (5%) of epsilon first releases the
+    data's spread s (pysketch.privacy.moments: noisy count, sum and sum of squares in the
+    public box) and the scale is 0.8 times the expected minimum separation of k centres
+    of spread s in dimension d (thesis eq. (4.14); pysketch.scale.expected_separation);
+    a number given as kernel_scale costs nothing; 'separation' or 'sketch' read a raw
+    pilot and warn with a PrivacyLeakWarning. `labels_` and `inertia_` are computed from
+    the raw data for the caller and are not private.
 
     Attributes
     ----------
