@@ -395,9 +395,11 @@ def clompr(family, n_atoms, *, n_init=1, random_state=None, step1_maxiter=300, s
     k = d = 10, m = 1000 ran 1.4-1.6x *slower* (GIL hand-offs). The default (None) uses
     pysketch.get_num_threads() threads when n_atoms * m >= 2^17, else one.
 
-    bulk_proposal: draw half of each atom search's candidate starts around the data's
-    bulk, read from the sketch's lowest frequencies (see _bulk_proposal); the rest stay
-    uniform in the box.
+    bulk_proposal: for Dirac atoms (k-means), draw half of each atom search's candidate
+    starts around the data's bulk, read from the sketch's lowest frequencies (see
+    _bulk_proposal); the rest stay uniform in the box. Not used for Gaussian atoms: on
+    the GMM acceptance data (10 seeds) it moved the median log-likelihood gap to
+    scikit-learn from +0.027 to +0.055 nats.
     """
     if not isinstance(n_atoms, (int, np.integer)) or isinstance(n_atoms, bool) or n_atoms < 1:
         raise ValueError(f"n_atoms must be a positive integer, got {n_atoms!r}")
@@ -416,7 +418,7 @@ def clompr(family, n_atoms, *, n_init=1, random_state=None, step1_maxiter=300, s
     rng = as_generator(random_state)
     seeds = rng.integers(0, 2**63, size=int(n_init))
     args = (step1_maxiter, step5_maxiter, final_maxiter, n_candidates)
-    if n_candidates > 1 and bulk_proposal:
+    if n_candidates > 1 and bulk_proposal and isinstance(family, DiracAtoms):
         family.proposal = _bulk_proposal(family)
     if n_jobs > 1 and n_init > 1:
         with concurrent.futures.ThreadPoolExecutor(max_workers=min(int(n_jobs), int(n_init))) as pool:
