@@ -29,8 +29,8 @@
 //       blocks: the records are bucketed by chosen block and each block's transform runs on
 //       its bucket only, straight into sketch.hpp's accumulation. uniform / bernoulli: the
 //       blocks holding at least one chosen feature are transformed, one record at a time.
-//   draw_mask(spec, key, record, marks, out)    the features of one record's mask, sorted (the
-//       same draws as the sketches make; for tests).
+//   record_mask(spec, key, record)    the sorted features of one record's mask (blocks expanded):
+//       the same draws as the sketches make, for tests.
 //
 // Randomness: a 128-bit key given by the caller. Record number `first + i` (its position in
 // the stream) gets its own generator: Philox4x64-10 (Salmon et al., "Parallel random numbers:
@@ -345,8 +345,8 @@ inline void bernoulli_subset(Xoshiro256pp &rng, std::size_t m, std::size_t r, In
 }  // namespace detail
 
 // Appends the mask of one record to out: feature indices (uniform, bernoulli) or block indices
-// (blocks), drawn from `rng`. Sorted when `sorted` (bernoulli and the block lists of whole
-// masks are sorted anyway only for bernoulli).
+// (blocks), drawn from `rng`. Sorted when `sorted` (Bernoulli masks always are); the draws do
+// not depend on `sorted`, only the order of the output does.
 inline void draw_mask(const MaskSpec &spec, Xoshiro256pp &rng, Marks &marks, bool sorted, IndexList &out)
 {
     switch (spec.scheme) {
