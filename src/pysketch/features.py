@@ -16,22 +16,37 @@ the `Sketch` (sum of the features and count) without ever holding more than a bl
 features: the C++ core transforms a block of rows, applies f and adds into float64
 accumulators, block after block, on all threads (per-thread accumulators, summed at the
 end).
+
+`FeatureMap.sketch_subsampled(X, r)` is the feature-subsampled sketch (notes seed000 sec. 4;
+Chatalic et al., Def. 20): every record contributes only the features of a random mask h_i
+holding r of the m frequencies, only those are computed (pysketch/subsample.hpp), and the sum
+is rescaled, (m / r) sum_i Phi(x_i) (.) h_i, so that its expectation is the full sum. The
+masks are drawn from their own 128-bit seed (`random_state`, never the operator's seed), per
+record position, so a given seed gives the same sketch for any thread count and any split of
+the data into batches. They are not returned or stored; the sketch records the scheme, r and
+m (`Sketch.subsampling`) for the sensitivities.
 """
 
 import hashlib
 import json
 import math
+import numbers
 
 import numpy as np
 
 from . import _core
 from ._random import as_generator
 from .frequencies import FrequencyLaw, GaussianLaw
-from .operators import FrequencyOperator, StructuredOperator, make_operator
+from .operators import _KIND_CODES, FrequencyOperator, StructuredOperator, make_operator
 
-__all__ = ["FeatureMap", "make_feature_map", "FEATURE_KINDS"]
+__all__ = ["FeatureMap", "make_feature_map", "FEATURE_KINDS", "SUBSAMPLING_SCHEMES"]
 
 FEATURE_KINDS = ("complex", "real", "quantized", "quadratic")
+#: Mask schemes of the subsampled sketch: r distinct frequencies per record uniformly,
+#: independent Bernoulli(r / m) trials per frequency, or r / d_p whole blocks of a structured
+#: operator.
+SUBSAMPLING_SCHEMES = ("uniform", "bernoulli", "blocks")
+_SCHEME_CODES = {"uniform": 0, "bernoulli": 1, "blocks": 2}
 _SKETCH_CODES = {"complex": 0, "real": 0, "quantized": 1, "quadratic": 2}
 
 #: Dense operators with at most this many rows (the dimension d) sketch through fused
@@ -88,6 +103,7 @@ class FeatureMap:
             dither = u
         self.dither = dither
         self._dither_c = None if dither is None else np.ascontiguousarray(dither, dtype=operator.dtype)
+        self._omega_pair = None  # (Omega, Omega^T) C-contiguous, made on first subsampled sketch
 
     # ------------------------------------------------------------------ sizes
 
@@ -158,11 +174,90 @@ class FeatureMap:
         acc.update(X)
         return acc.sketch()
 
+    def sketch_subsampled(self, X, r, *, scheme="uniform", random_state=None, batch_size=None):
+        """The feature-subsampled sketch of X: (m / r) sum_i Phi(x_i) (.) h_i, and the count.
+
+        Each record x_i contributes only the frequencies of its mask h_i (for complex and
+        real maps a chosen frequency brings both its cos and its sin), and only those are
+        computed. The expectation over the masks is the full sum (``sketch(X).sum``).
+
+        Parameters
+        ----------
+        X : array_like, memmap or iterable of 2-D batches
+            As for `sketch`.
+        r : int
+            Frequencies per record, 1 <= r <= m. r = m is the full sketch.
+        scheme : {'uniform', 'bernoulli', 'blocks'}
+            'uniform': exactly r distinct frequencies per record, uniformly among the r-subsets,
+            independently across records (notes seed000 sec. 4.1, U(H_r)). 'bernoulli': each
+            frequency kept independently with probability r / m (a random number of features
+            per record, which needs more privacy noise; sec. 4.4). 'blocks': r / d_p whole
+            blocks of a structured operator (d_p its block size; m and r multiples of d_p), and
+            only those blocks' fast transforms are run.
+        random_state : None, int, numpy Generator, ...
+            Seeds the masks: a 128-bit key is drawn from it (None: fresh OS entropy). Never
+            pass the operator's seed: the masks must not be predictable from the public map.
+        batch_size : int, optional
+            As for `sketch`.
+
+        Returns
+        -------
+        Sketch
+            Its ``subsampling`` records the scheme, r, m, the scale m / r and the block size.
+        """
+        from .sketch import SketchAccumulator
+
+        self._subsampling_spec(r, scheme)  # r is required here (None would mean no subsampling)
+        acc = SketchAccumulator(
+            self, batch_size=batch_size, subsample_r=r, subsample_scheme=scheme, random_state=random_state
+        )
+        acc.update(X)
+        return acc.sketch()
+
+    def _subsampling_spec(self, r, scheme):
+        """The validated description of a subsampling: a JSON-ready dict (see Sketch)."""
+        if not isinstance(scheme, str) or scheme not in SUBSAMPLING_SCHEMES:
+            raise ValueError(f"scheme must be one of {SUBSAMPLING_SCHEMES}, got {scheme!r}")
+        m = self.m
+        if isinstance(r, (bool, np.bool_)) or not isinstance(r, numbers.Integral):
+            raise TypeError(f"r must be an int with 1 <= r <= m = {m}; got {r!r} of type {type(r).__name__}")
+        r = int(r)
+        if not 1 <= r <= m:
+            raise ValueError(f"r must be an int with 1 <= r <= m = {m}; got {r}")
+        block = None
+        if scheme == "blocks":
+            op = self.operator
+            if not isinstance(op, StructuredOperator):
+                raise ValueError(
+                    "scheme 'blocks' needs a structured operator (r3, gr2 or fastfood), whose blocks of d_p "
+                    f"frequencies are transformed together; this map has a {type(op).__name__}: use "
+                    "scheme='uniform' or 'bernoulli'"
+                )
+            block = op.d_p
+            if m % block:
+                raise ValueError(
+                    f"scheme 'blocks' needs m to be a multiple of the block size d_p = {block}; m = {m} is not "
+                    "(the last block is truncated): use scheme='uniform', or m a multiple of d_p"
+                )
+            if r % block:
+                raise ValueError(
+                    f"with scheme 'blocks', r must be a multiple of the block size d_p = {block} (r / d_p whole "
+                    f"blocks per record); got r = {r}"
+                )
+        return {"scheme": scheme, "r": r, "m": m, "scale": m / r, "block_size": block}
+
     # ------------------------------------------------------------------ sums (internal)
 
-    def _accumulate(self, X, acc0, acc1):
+    def _accumulate(self, X, acc0, acc1, subsample=None):
         """Add the sums of the features of the rows of X (a validated, C-contiguous array of
-        the operator's dtype) into the float64 accumulators (cos/sin, re/im, or acc0 only)."""
+        the operator's dtype) into the float64 accumulators (cos/sin, re/im, or acc0 only).
+
+        subsample: None, or (spec, key0, key1, first): the subsampled sums of spec (from
+        `_subsampling_spec`) with the masks of the 128-bit key (key0, key1), the rows being
+        the records first, first + 1, ... of the stream."""
+        if subsample is not None and subsample[0]["r"] < self.m:
+            self._accumulate_subsampled(X, acc0, acc1, *subsample)
+            return
         op = self.operator
         code = _SKETCH_CODES[self.kind]
         if isinstance(op, StructuredOperator):
@@ -180,6 +275,25 @@ class FeatureMap:
             Pc = P[: chunk.shape[0]]
             np.matmul(chunk, op.omega, out=Pc)
             _core.accumulate_features(code, Pc, self._dither_c, acc0, acc1)
+
+    def _accumulate_subsampled(self, X, acc0, acc1, spec, key0, key1, first):
+        op = self.operator
+        code = _SKETCH_CODES[self.kind]
+        scheme = _SCHEME_CODES[spec["scheme"]]
+        r = spec["r"]
+        if isinstance(op, StructuredOperator):
+            _core.sketch_structured_subsampled(
+                _KIND_CODES[op.kind], op.d, op.m, op.log_dp, op.a, op.b, op.c, op.post, op.perm,
+                code, X, self._dither_c, scheme, r, key0, key1, first, acc0, acc1,
+            )
+            return
+        if self._omega_pair is None:
+            omega = np.ascontiguousarray(op.omega)
+            self._omega_pair = (omega, np.ascontiguousarray(omega.T))
+        omega, omega_t = self._omega_pair
+        _core.sketch_dense_subsampled(
+            omega, omega_t, code, X, self._dither_c, scheme, r, key0, key1, first, acc0, acc1
+        )
 
     def _sum_from_accumulators(self, acc0, acc1):
         if self.kind == "quadratic":

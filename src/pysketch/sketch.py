@@ -17,6 +17,11 @@ read without pickle, holding
 The checksum is the SHA-256 of the metadata without its checksum field and of every
 array (name, dtype, shape, bytes); loading recomputes it, so a truncated or edited file
 gives a clear error instead of a wrong sketch.
+
+A feature-subsampled sketch (`FeatureMap.sketch_subsampled`) also records its subsampling in
+the metadata, ``"subsampling": {"scheme", "r", "m", "scale", "block_size"}``, and is written
+with ``"version": 2``, so that a reader that does not know subsampling refuses it rather than
+taking it for a full sketch (its sensitivities differ); full sketches are still version 1.
 """
 
 import collections.abc
@@ -29,12 +34,15 @@ import os
 import numpy as np
 
 from . import _core
+from ._random import as_generator
 from .features import FeatureMap
 
 __all__ = ["Sketch", "SketchAccumulator", "SketchFileError", "FORMAT_NAME", "FORMAT_VERSION"]
 
 FORMAT_NAME = "pysketch.sketch"
 FORMAT_VERSION = 1
+#: The version of files of subsampled sketches (version 1 plus the "subsampling" entry).
+SUBSAMPLED_FORMAT_VERSION = 2
 
 
 class SketchFileError(ValueError):
@@ -52,9 +60,15 @@ class Sketch:
         (2m,) for 'real', real (m,) for 'quadratic'.
     count : int
         Number of records (>= 0).
+    subsampling : None or dict
+        None for a full sketch. For a feature-subsampled one (`FeatureMap.sketch_subsampled`)
+        ``{"scheme": 'uniform' | 'bernoulli' | 'blocks', "r": r, "m": m, "scale": m / r,
+        "block_size": d_p or None}``: sum = (m / r) sum_i Phi(x_i) (.) h_i, with exactly r
+        frequencies per record in h_i ('uniform', 'blocks': r / d_p whole blocks) or
+        Bernoulli(r / m) ones ('bernoulli'). The privacy layer reads it for the sensitivities.
     """
 
-    def __init__(self, feature_map, sum, count):
+    def __init__(self, feature_map, sum, count, *, subsampling=None):
         if not isinstance(feature_map, FeatureMap):
             raise TypeError(f"feature_map must be a FeatureMap, got {type(feature_map).__name__}")
         if isinstance(count, (bool, np.bool_)) or not isinstance(count, numbers.Integral) or count < 0:
@@ -67,6 +81,7 @@ class Sketch:
         self.feature_map = feature_map
         self.sum = s
         self.count = int(count)
+        self.subsampling = _check_subsampling(feature_map, subsampling)
 
     def mean(self):
         """sum / count, the empirical average of the features (count must be positive)."""
@@ -82,7 +97,12 @@ class Sketch:
                 "cannot merge sketches made with different feature maps (the operators, frequencies "
                 "or dither differ); sketch every part with the same FeatureMap"
             )
-        return Sketch(self.feature_map, self.sum + other.sum, self.count + other.count)
+        if self.subsampling != other.subsampling:
+            raise ValueError(
+                "cannot merge sketches made with different feature subsampling "
+                f"({self.subsampling!r} and {other.subsampling!r}): their records' sensitivities differ"
+            )
+        return Sketch(self.feature_map, self.sum + other.sum, self.count + other.count, subsampling=self.subsampling)
 
     def __radd__(self, other):
         if isinstance(other, numbers.Integral) and other == 0:  # sum([a, b, c])
@@ -90,7 +110,10 @@ class Sketch:
         return NotImplemented
 
     def __repr__(self):
-        return f"Sketch(count={self.count}, {self.feature_map!r})"
+        sub = ""
+        if self.subsampling is not None:
+            sub = f", subsampling={self.subsampling['scheme']!r} r={self.subsampling['r']}"
+        return f"Sketch(count={self.count}, {self.feature_map!r}{sub})"
 
     # ------------------------------------------------------------------ files
 
@@ -100,6 +123,9 @@ class Sketch:
         arrays = {"sum": self.sum}
         arrays.update({f"map_{k}": np.ascontiguousarray(v) for k, v in map_arrays.items()})
         meta = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "count": self.count, "feature_map": map_meta}
+        if self.subsampling is not None:
+            meta["version"] = SUBSAMPLED_FORMAT_VERSION
+            meta["subsampling"] = dict(self.subsampling)
         meta["checksum"] = _checksum(meta, arrays)
         with open(os.fspath(path), "wb") as f:
             np.savez(f, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
@@ -124,10 +150,16 @@ class Sketch:
         private = isinstance(meta, dict) and meta.get("format") == "pysketch.private_sketch"
         if not isinstance(meta, dict) or (meta.get("format") != FORMAT_NAME and not private):
             raise SketchFileError(f"{path}: not a pysketch sketch file (format {meta.get('format')!r})")
-        if meta.get("version") != FORMAT_VERSION:
+        version = meta.get("version")
+        if version not in (FORMAT_VERSION, SUBSAMPLED_FORMAT_VERSION) or isinstance(version, bool):
             raise SketchFileError(
-                f"{path}: sketch file format version {meta.get('version')!r}; this pysketch reads version "
-                f"{FORMAT_VERSION}"
+                f"{path}: sketch file format version {version!r}; this pysketch reads versions "
+                f"{FORMAT_VERSION} and {SUBSAMPLED_FORMAT_VERSION} (subsampled sketches)"
+            )
+        if (version == SUBSAMPLED_FORMAT_VERSION) != ("subsampling" in meta):
+            raise SketchFileError(
+                f"{path}: sketch file format version {version!r} "
+                + ("must record its subsampling" if version == SUBSAMPLED_FORMAT_VERSION else "has a subsampling entry")
             )
         stored = meta.pop("checksum", None)
         if stored != _checksum(meta, contents):
@@ -141,9 +173,24 @@ class Sketch:
         map_arrays = {k[len("map_"):]: v for k, v in contents.items() if k.startswith("map_")}
         try:
             fmap = FeatureMap.from_state(meta["feature_map"], map_arrays)
-            return cls(fmap, contents["sum"], meta["count"])
+            return cls(fmap, contents["sum"], meta["count"], subsampling=meta.get("subsampling"))
         except (KeyError, TypeError, ValueError) as exc:
             raise SketchFileError(f"{path}: inconsistent sketch file ({exc})") from exc
+
+
+def _check_subsampling(feature_map, subsampling):
+    """None, or the canonical subsampling dict of `feature_map` (validated; see Sketch)."""
+    if subsampling is None:
+        return None
+    if not isinstance(subsampling, dict) or "scheme" not in subsampling or "r" not in subsampling:
+        raise ValueError(f"subsampling must be None or a dict with 'scheme' and 'r', got {subsampling!r}")
+    spec = feature_map._subsampling_spec(subsampling["r"], subsampling["scheme"])
+    for key, value in subsampling.items():
+        if key not in spec:
+            raise ValueError(f"subsampling has an unknown entry {key!r}")
+        if value != spec[key]:
+            raise ValueError(f"subsampling[{key!r}] is {value!r}; for this map and r it must be {spec[key]!r}")
+    return spec
 
 
 def _checksum(meta, arrays):
@@ -175,9 +222,27 @@ class SketchAccumulator:
     buffer_rows : int, optional
         Records collected from small updates before they are sketched together (default:
         about 256 KiB of input, at most 256 records; 1 sketches every update at once).
+    subsample_r : None or int
+        None: the full sketch. An int r: the feature-subsampled sketch of
+        `FeatureMap.sketch_subsampled` (r frequencies per record, the sum rescaled by m / r).
+    subsample_scheme : {'uniform', 'bernoulli', 'blocks'}
+        The masks (see `FeatureMap.sketch_subsampled`); only with subsample_r.
+    random_state : None, int, numpy Generator, ...
+        Seeds the masks (a 128-bit key drawn once, here); only with subsample_r. Record k of
+        the stream (counting from 0 over all updates) gets the mask of (key, k), so the
+        sketch does not depend on how the records are split into updates.
     """
 
-    def __init__(self, feature_map, *, batch_size=None, buffer_rows=None):
+    def __init__(
+        self,
+        feature_map,
+        *,
+        batch_size=None,
+        buffer_rows=None,
+        subsample_r=None,
+        subsample_scheme="uniform",
+        random_state=None,
+    ):
         if not isinstance(feature_map, FeatureMap):
             raise TypeError(f"feature_map must be a FeatureMap, got {type(feature_map).__name__}")
         d = feature_map.d
@@ -198,6 +263,22 @@ class SketchAccumulator:
         self._buffer = np.empty((self.buffer_rows, d), feature_map.operator.dtype)
         self._buffered = 0
         self._sketched = 0
+        self._subsample = None  # (spec, key0, key1)
+        if subsample_r is None:
+            if random_state is not None or subsample_scheme != "uniform":
+                raise ValueError("subsample_scheme and random_state apply only with subsample_r (the masks' r)")
+        else:
+            spec = feature_map._subsampling_spec(subsample_r, subsample_scheme)
+            # 128 bits for the masks: from the caller's source, never from the operator's seed
+            key = as_generator(random_state).integers(0, 2**64, size=2, dtype=np.uint64)
+            self._subsample = (spec, int(key[0]), int(key[1]))
+
+    def _masks(self, first):
+        """The subsample argument of FeatureMap._accumulate for records first, first + 1, ..."""
+        if self._subsample is None:
+            return None
+        spec, key0, key1 = self._subsample
+        return (spec, key0, key1, first)
 
     @property
     def count(self):
@@ -214,6 +295,10 @@ class SketchAccumulator:
         if isinstance(X, np.ndarray) and X.ndim == 2 and X.shape[0] <= self.buffer_rows - self._buffered:
             self._buffer_rows(X)  # small update: validated now, sketched with its block
             return self
+        if self._subsample is not None:
+            # the masks follow the stream positions: the buffered records (which came first)
+            # are sketched first, so that positions are unique and in arrival order
+            self._flush()
         acc0 = np.zeros_like(self._acc0)
         acc1 = None if self._acc1 is None else np.zeros_like(self._acc1)
         count = 0
@@ -259,7 +344,9 @@ class SketchAccumulator:
 
     def _flush(self):
         if self._buffered:
-            self.feature_map._accumulate(self._buffer[: self._buffered], self._acc0, self._acc1)
+            self.feature_map._accumulate(
+                self._buffer[: self._buffered], self._acc0, self._acc1, self._masks(self._sketched)
+            )
             self._sketched += self._buffered
             self._buffered = 0
 
@@ -272,7 +359,7 @@ class SketchAccumulator:
             if not _core.all_finite(chunk):
                 bad = offset + start + int(np.flatnonzero(~np.isfinite(chunk).all(axis=1))[0])
                 raise ValueError(f"record {bad} contains NaN or infinity; nothing of this update was added")
-            self.feature_map._accumulate(chunk, acc0, acc1)
+            self.feature_map._accumulate(chunk, acc0, acc1, self._masks(self._sketched + offset + start))
             _release_pages(A, A[start : start + self.batch_size])
         return A.shape[0]
 
@@ -280,7 +367,8 @@ class SketchAccumulator:
         """The Sketch of everything added so far."""
         self._flush()
         fm = self.feature_map
-        return Sketch(fm, fm._sum_from_accumulators(self._acc0, self._acc1), self.count)
+        subsampling = None if self._subsample is None else self._subsample[0]
+        return Sketch(fm, fm._sum_from_accumulators(self._acc0, self._acc1), self.count, subsampling=subsampling)
 
 
 try:  # numpy >= 2
