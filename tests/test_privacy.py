@@ -576,3 +576,18 @@ def test_private_pilot_spread_and_auto_scale():
     assert acc.spent == (2.0, 0.0)
     expected = KMEANS_SEPARATION_FACTOR * expected_separation(3, 4, X.std(0).mean())
     assert est.kernel_scale_ == pytest.approx(expected, rel=0.1)
+
+
+def test_make_private_reads_feature_subsampling():
+    fm = make_feature_map(3, 64, "complex", operator="dense", random_state=0, dtype=np.float64)
+    X = np.random.default_rng(0).normal(size=(2000, 3))
+    sub = fm.sketch_subsampled(X, 4, random_state=1)
+    p = make_private(sub, 1.0, 1e-6, insecure_seed=1)
+    assert p.privacy["features_per_record"] == 4
+    assert p.privacy["sensitivity_sum"] == pytest.approx(64 / 2)  # m / sqrt(r)
+    assert p.subsampling == sub.subsampling
+    pl = make_private(sub, 1.0, insecure_seed=1)
+    assert pl.privacy["sensitivity_sum"] == pytest.approx(math.sqrt(2) * 64)  # L1 does not depend on r
+    bern = fm.sketch_subsampled(X, 4, scheme="bernoulli", random_state=1)
+    with pytest.raises(ValueError, match="Bernoulli"):
+        make_private(bern, 1.0)

@@ -28,7 +28,7 @@ import os
 
 import numpy as np
 
-from ..sketch import FORMAT_VERSION, Sketch, SketchFileError, _checksum
+from ..sketch import FORMAT_VERSION, SUBSAMPLED_FORMAT_VERSION, Sketch, SketchFileError, _checksum
 from ..features import FeatureMap
 from .accountant import charge
 from .mechanisms import Gaussian, Laplace, _check_delta, _check_epsilon, noise_source, _discrete_laplace_one
@@ -59,10 +59,10 @@ class PrivateSketch(Sketch):
         noise_scale_count, secure_noise.
     """
 
-    def __init__(self, feature_map, sum, count, privacy):
+    def __init__(self, feature_map, sum, count, privacy, *, subsampling=None):
         if isinstance(count, (bool, np.bool_)) or not isinstance(count, numbers.Integral):
             raise ValueError(f"count must be an integer, got {count!r}")
-        Sketch.__init__(self, feature_map, sum, 0)
+        Sketch.__init__(self, feature_map, sum, 0, subsampling=subsampling)
         self.count = int(count)  # may be <= 0 after noise
         self.privacy = dict(privacy)
 
@@ -95,6 +95,9 @@ class PrivateSketch(Sketch):
         arrays.update({f"map_{k}": np.ascontiguousarray(v) for k, v in map_arrays.items()})
         meta = {"format": PRIVATE_FORMAT_NAME, "version": FORMAT_VERSION, "count": self.count,
                 "feature_map": map_meta, "privacy": self.privacy}
+        if self.subsampling is not None:
+            meta["version"] = SUBSAMPLED_FORMAT_VERSION
+            meta["subsampling"] = dict(self.subsampling)
         meta["checksum"] = _checksum(meta, arrays)
         with open(os.fspath(path), "wb") as f:
             np.savez(f, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
@@ -104,7 +107,7 @@ class PrivateSketch(Sketch):
         map_arrays = {k[len("map_"):]: v for k, v in contents.items() if k.startswith("map_")}
         try:
             fmap = FeatureMap.from_state(meta["feature_map"], map_arrays)
-            return cls(fmap, contents["sum"], meta["count"], meta["privacy"])
+            return cls(fmap, contents["sum"], meta["count"], meta["privacy"], subsampling=meta.get("subsampling"))
         except (KeyError, TypeError, ValueError) as exc:
             raise SketchFileError(f"{path}: inconsistent private sketch file ({exc})") from exc
 
@@ -166,6 +169,14 @@ def make_private(sketch, epsilon, delta=0.0, *, neighbouring="add_remove", mecha
     if n_lower is not None and (not isinstance(n_lower, numbers.Real) or not n_lower >= 1):
         raise ValueError(f"n_lower must be a number >= 1, got {n_lower!r}")
     norm = 1 if mechanism == "laplace" else 2
+    sub = sketch.subsampling
+    if sub is not None and features_per_record is None:
+        features_per_record = sub["r"]
+    if sub is not None and sub["scheme"] == "bernoulli" and sensitivity is None:
+        # a random number of features per record: [P] Lemma 15 gives more noise than the
+        # exactly-r tables (notes sec. 4.4); not implemented as a closed form here
+        raise ValueError("sketches with Bernoulli feature masks need an explicit sensitivity (the exactly-r "
+                         "closed forms do not apply); use scheme='uniform' or 'blocks'")
     if sensitivity is None:
         sensitivity = sum_sensitivity(fm, norm, neighbouring, features_per_record=features_per_record,
                                       data_norm=data_norm)
@@ -209,4 +220,4 @@ def release_sum(sketch, count, *, epsilon, delta, neighbouring, mechanism, epsil
         "noise_scale_count": 1.0 / epsilon_count if epsilon_count > 0 else 0.0,
         "features_per_record": features_per_record, "secure_noise": bool(source.secure),
     }
-    return PrivateSketch(sketch.feature_map, noisy, count, privacy)
+    return PrivateSketch(sketch.feature_map, noisy, count, privacy, subsampling=sketch.subsampling)
