@@ -79,7 +79,8 @@ namespace detail {
 
 inline void f012(const Coef &q, double th, double &f, double &f1, double &f2)
 {
-    const double c = std::cos(th), s = std::sin(th);
+    double c, s;
+    sincos::sincos_scalar<double>(th, c, s);
     const double c2 = c * c - s * s, s2 = 2.0 * s * c;
     const double dt = th - q.mu0;
     f = q.a1 * c + q.b1 * s + q.a2 * c2 + q.b2 * s2 - dt * dt / (2.0 * q.v0);
@@ -403,7 +404,8 @@ inline void output_rows(const OutputArgs &a, std::size_t begin, std::size_t end)
             // notes sec. 3.3: beta (6.25), E[v] (B.9), Gamma's own terms (B.14, with exp(-2 g^2 q^p))
             beta[l] = a.alpha[l] * std::exp(-0.5 * g2 * a.tau[l]);
             ph[l] = g * P[l];
-            const double c = std::cos(ph[l]), s = std::sin(ph[l]);
+            double c, s;
+            sincos::sincos_scalar<double>(ph[l], c, s);
             const double ev = std::exp(-0.5 * g2 * a.qp[l]);
             mr[l] = beta[l] * ev * c;
             mi[l] = beta[l] * ev * s;

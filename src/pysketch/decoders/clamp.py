@@ -300,34 +300,46 @@ def _to_z(mean, var, g, P, qp):
 # =================================================================== EM (thesis 6.3.3)
 
 
+class _EMTerms:
+    """The parts of (6.30) that do not depend on (alpha, tau), computed once per EM update:
+    rho_jl = exp(i g_j zhat_jl - g_j^2 q^z_jl / 2), Re(s_j* rho_jl) and |rho_jl|^2."""
+
+    def __init__(self, zr, zi, g, Zhat, Qz):
+        self.g2 = (g * g)[:, None]
+        amp = np.exp(-0.5 * self.g2 * Qz)
+        c, s = _core.sincos(np.ascontiguousarray((g[:, None] * Zhat).ravel()))
+        self.rho_r = amp * c.reshape(Zhat.shape)
+        self.rho_i = amp * s.reshape(Zhat.shape)
+        self.re_s_rho = zr[:, None] * self.rho_r + zi[:, None] * self.rho_i
+        self.one_minus_rho2 = 1.0 - amp * amp
+        self.s2 = float(np.sum(zr * zr + zi * zi))
+
+    def __call__(self, alpha, tau, grad=True):
+        q = np.exp(-0.5 * self.g2 * tau[None, :])
+        u = alpha[None, :] * q
+        Sr = (u * self.rho_r).sum(1, keepdims=True)
+        Si = (u * self.rho_i).sum(1, keepdims=True)
+        F = self.s2 + float(np.sum(Sr * Sr + Si * Si)) + float(np.sum(u * (u * self.one_minus_rho2
+                                                                           - 2.0 * self.re_s_rho)))
+        if not grad:
+            return F
+        gamma = self.re_s_rho - u * self.one_minus_rho2 - (self.rho_r * Sr + self.rho_i * Si)
+        return F, -2.0 * np.sum(q * gamma, axis=0), alpha * np.sum(self.g2 * q * gamma, axis=0)
+
+
 def em_objective(alpha, tau, zr, zi, g, Zhat, Qz):
     """F(alpha, tau) = sum_j f_j (thesis (6.30), closed form of notes sec. 4) and its
     gradients (6.31)-(6.33).
 
     With q_jl = exp(-g_j^2 tau_l/2), rho_jl = exp(i g_j zhat_jl - g_j^2 q^z_jl/2),
-    u_jl = alpha_l q_jl and S_j = sum_l u_jl rho_jl:
+    u_jl = alpha_l q_jl and S_j = sum_l u_jl rho_jl (the t != l sums as S_j minus the own
+    term, notes sec. 4 [IMPL]):
         f_j = |s_j|^2 - 2 sum_l u_jl Re(s_j* rho_jl) + |S_j|^2 - sum_l u_jl^2 |rho_jl|^2
               + sum_l u_jl^2
         gamma_jl = Re(s_j* rho_jl) - u_jl - Re(rho_jl* S_j) + u_jl |rho_jl|^2    (6.33)
         dF/dalpha_l = -2 sum_j q_jl gamma_jl,  dF/dtau_l = alpha_l sum_j g_j^2 q_jl gamma_jl
     """
-    g = g[:, None]
-    g2 = g * g
-    q = np.exp(-0.5 * g2 * tau[None, :])
-    amp = np.exp(-0.5 * g2 * Qz)
-    rho_r, rho_i = amp * np.cos(g * Zhat), amp * np.sin(g * Zhat)
-    u = alpha[None, :] * q
-    Sr = (u * rho_r).sum(1, keepdims=True)
-    Si = (u * rho_i).sum(1, keepdims=True)
-    sr, si = zr[:, None], zi[:, None]
-    re_s_rho = sr * rho_r + si * rho_i
-    rho2 = amp * amp
-    F = float(np.sum(zr * zr + zi * zi) + np.sum(Sr * Sr + Si * Si)
-              + np.sum(u * u * (1.0 - rho2) - 2.0 * u * re_s_rho))
-    gamma = re_s_rho - u - (rho_r * Sr + rho_i * Si) + u * rho2
-    grad_alpha = -2.0 * np.sum(q * gamma, axis=0)
-    grad_tau = alpha * np.sum(g2 * q * gamma, axis=0)
-    return F, grad_alpha, grad_tau
+    return _EMTerms(zr, zi, g, Zhat, Qz)(alpha, tau)
 
 
 def project_simplex(v):
@@ -355,20 +367,20 @@ def _pg_step(fun, x, grad, step, project, F):
 
 def em_update(alpha, tau, zr, zi, g, Zhat, Qz, n_steps=20, tau_scale=1.0):
     """(alpha, tau) after `n_steps` alternating projected-gradient steps on (6.30): alpha on
-    the simplex, tau >= 0 (thesis sec. 6.3.3, gradient projection [Bertsekas])."""
+    the simplex, tau >= 0 (thesis sec. 6.3.3, gradient projection [Bertsekas]), each with
+    Armijo backtracking; stops early once a round gains less than 1e-10 relatively."""
+    terms = _EMTerms(zr, zi, g, Zhat, Qz)
     alpha = alpha.copy()
     tau = tau.copy()
-    F, ga, gt = em_objective(alpha, tau, zr, zi, g, Zhat, Qz)
+    F, ga, gt = terms(alpha, tau)
     step_a = 0.1 / (alpha.size * max(np.abs(ga).max(), 1e-300))
     step_t = 0.1 * tau_scale / max(np.abs(gt).max(), 1e-300)
     for _ in range(n_steps):
         F0 = F
-        alpha, F, step_a = _pg_step(lambda a: em_objective(a, tau, zr, zi, g, Zhat, Qz)[0], alpha, ga, step_a,
-                                    project_simplex, F)
-        F, ga, gt = em_objective(alpha, tau, zr, zi, g, Zhat, Qz)
-        tau, F, step_t = _pg_step(lambda t: em_objective(alpha, t, zr, zi, g, Zhat, Qz)[0], tau, gt, step_t,
-                                  lambda t: np.maximum(t, 0.0), F)
-        F, ga, gt = em_objective(alpha, tau, zr, zi, g, Zhat, Qz)
+        alpha, F, step_a = _pg_step(lambda a: terms(a, tau, False), alpha, ga, step_a, project_simplex, F)
+        F, ga, gt = terms(alpha, tau)
+        tau, F, step_t = _pg_step(lambda t: terms(alpha, t, False), tau, gt, step_t, lambda t: np.maximum(t, 0.0), F)
+        F, ga, gt = terms(alpha, tau)
         if F0 - F <= 1e-10 * max(F0, 1e-300):
             break
     return alpha, tau
@@ -393,6 +405,7 @@ class _Context:
         self.method = method
         self.backend = backend
         self.eta = damping
+        self._amp_key = None
 
     def A(self, X):
         """A C (m x k) for centres X (k x d): Diag(1/g) Omega^T C."""
@@ -415,15 +428,17 @@ class _Context:
     def residual(self, Z, alpha, tau):
         """||s_hat - s|| / ||s|| with s_hat_j = sum_l alpha_l exp(i g_j z_jl - g_j^2 tau_l/2)
         (thesis (6.34) with the ERRATUM of notes sec. 5: alpha_l and the 1/2)."""
-        g = self.g[:, None]
-        amp = alpha[None, :] * np.exp(-0.5 * g * g * tau[None, :])
-        ph = g * Z
-        rr = (amp * np.cos(ph)).sum(1) - self.zr
-        ri = (amp * np.sin(ph)).sum(1) - self.zi
+        key = (alpha.tobytes(), tau.tobytes())
+        if key != self._amp_key:  # fixed during a SHyGAMP run
+            self._amp = alpha[None, :] * np.exp(-0.5 * (self.g * self.g)[:, None] * tau[None, :])
+            self._amp_key = key
+        c, s = _core.sincos(np.ascontiguousarray((self.g[:, None] * Z).ravel()))
+        rr = (self._amp * c.reshape(Z.shape)).sum(1) - self.zr
+        ri = (self._amp * s.reshape(Z.shape)).sum(1) - self.zi
         return math.sqrt(float(rr @ rr + ri @ ri)) / max(self.znorm, 1e-300)
 
 
-def _shygamp(ctx, X, qp0, alpha, tau, max_iter, tol):
+def _shygamp(ctx, X, qp0, alpha, tau, max_iter, tol, history=None):
     """SHyGAMP for the sketch (thesis Alg. 6.2, flat prior, notes sec. 2.3), from centres X
     (k x d) and q^p = qp0. Damping eta on S, q^s, C, q^p (S not at the first iteration).
     Returns (X, Zhat, Qz, residual, iterations)."""
@@ -452,6 +467,8 @@ def _shygamp(ctx, X, qp0, alpha, tau, max_iter, tol):
         qp = np.maximum(eta * qr + (1.0 - eta) * qp, QP_FLOOR * qp0)  # lines 16 and 6, damped
         Zlin = ctx.A(X)
         res = ctx.residual(Zlin, alpha, tau)
+        if history is not None:
+            history.append(res)
         if not np.all(np.isfinite(X)):
             raise FloatingPointError("CL-AMP diverged (non-finite centres); try another kernel scale")
         if abs(res_prev - res) <= tol * max(res_prev, 1e-300):
