@@ -15,11 +15,12 @@ centres C (d x k) with mixing matrix A = Diag(1/g) Omega^T (m x d, unit rows).
 Algorithm (thesis Alg. 6.2-6.4, notes sec. 2.3, 4, 5):
 
     alpha <- 1/k, tau <- 0
-    init: n_init random C0 ~ N(centre of the box, sigma_k^2 I); SHyGAMP from each
+    init: n_init random C0 ~ N(centre of the box, v0 I), v0 = min(sigma_k^2, spread of the
+          box) (the thesis: sigma_k^2; see `init_var`); SHyGAMP from each
           (init_iter iterations); keep the one whose predicted sketch is closest to s
     repeat (at most n_em times):
         (alpha, tau) <- EM step: projected gradient on the closed form (6.30)-(6.33)
-        C <- SHyGAMP(s, C (warm), q0^p = sigma_k^2, alpha, tau)
+        C <- SHyGAMP(s, C (warm), q0^p = v0, alpha, tau)
     until the relative sketch residual stops decreasing by more than `tol`
 
 SHyGAMP with a flat prior on C (notes sec. 2.3; shapes P, Z, S m x k, variances k):
@@ -485,11 +486,13 @@ class ClampSolution(MixtureSolution):
     """The result of CL-AMP: centres `theta` (k x d), weights alpha (simplex; EM-learned),
     `residual` = ||s_hat - s|| (absolute, like CL-OMPR's), the restart kept, the SHyGAMP
     iterations run in total (`n_iter`), and also the spreads tau (k,), the relative
-    residual ||s_hat - s|| / ||s|| and the kernel variance sigma_k^2 used for the init."""
+    residual ||s_hat - s|| / ||s||, the kernel variance sigma_k^2 = d / mean ||omega||^2 and the
+    variance of the initial centres and q0^p."""
 
     spreads: np.ndarray = None
     relative_residual: float = float("nan")
     kernel_var: float = float("nan")
+    init_var: float = float("nan")
 
 
 def _as_problem(source, mean_sketch):
@@ -520,7 +523,7 @@ def _check_positive(value, name, allow_none=False):
 
 
 def clamp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples=None, noise_var=None,
-          kernel_var=None, n_init=5, init_iter=40, max_iter=30, n_em=8, em_steps=20, tol=1e-4, damping=0.5,
+          init_var=None, n_init=5, init_iter=40, max_iter=30, n_em=8, em_steps=20, tol=1e-4, damping=0.5,
           method="grid", backend="cpp", random_state=None):
     """Compressive k-means by CL-AMP (thesis Alg. 6.4): centres and weights from a sketch.
 
@@ -545,9 +548,16 @@ def clamp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples=
         (notes sec. 3.6). Default 1/(2 n_samples) (the finite-sample variance bound), or
         1e-4 when n_samples is unknown. For a private sketch add the mechanism's noise
         variance of the mean.
-    kernel_var : float, optional
-        sigma_k^2: the variance of the initial centres and of q0^p (thesis Alg. 6.3).
-        Default d / mean(||omega_j||^2), the kernel variance of a Gaussian law.
+    init_var : float, optional
+        The variance of the random initial centres and q0^p (thesis Alg. 6.3 uses the kernel
+        variance sigma_k^2 for both). Default: min(sigma_k^2, sigma_box^2), with sigma_k^2 =
+        d / mean(||omega_j||^2) (the kernel variance of a Gaussian law) and, when bounds are
+        given, sigma_box^2 the mean over the coordinates of (width / (2 sqrt(2 ln n)))^2 (the
+        standard deviation of n Gaussian values from their range; n = n_samples, or 10^4 when
+        unknown). This departs from the thesis on purpose: with sigma_k^2 above the spread of
+        the data the decoder fails (benchmarks/clamp_quality.py, k = d = 10, m = 2kd, the
+        estimators' default scale sigma_k^2 = 1.9-6.4: 3/20 successes with sigma_k^2, see the
+        issue notes for the figures with this rule). Without bounds: sigma_k^2.
     n_init : int, default 5
         Random initializations (Alg. 6.3); the one whose predicted sketch is closest to the
         sketch is kept.
@@ -606,9 +616,13 @@ def clamp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples=
 
         lo, hi = _check_bounds(bounds, d)
     ctx = _Context(prob, noise_var, method, backend, float(damping))
-    kernel_var = _check_positive(kernel_var, "kernel_var", allow_none=True)
-    if kernel_var is None:
-        kernel_var = d / float(np.mean(ctx.g * ctx.g))
+    init_var = _check_positive(init_var, "init_var", allow_none=True)
+    kernel_var = d / float(np.mean(ctx.g * ctx.g))
+    if init_var is None:
+        init_var = kernel_var
+        if lo is not None:
+            spread = (hi - lo) / (2.0 * math.sqrt(2.0 * math.log(max(count or 10_000, 2))))
+            init_var = min(kernel_var, float(np.mean(spread * spread)))
     rng = as_generator(random_state)
     centre = np.zeros(d) if lo is None else 0.5 * (lo + hi)
 
@@ -617,16 +631,16 @@ def clamp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples=
     # Alg. 6.3: restarts, the best predicted sketch kept
     runs = []
     for _ in range(n_init):
-        X0 = centre + math.sqrt(kernel_var) * rng.standard_normal((k, d))
-        runs.append(_shygamp(ctx, X0, kernel_var, alpha, tau, init_iter, tol))
+        X0 = centre + math.sqrt(init_var) * rng.standard_normal((k, d))
+        runs.append(_shygamp(ctx, X0, init_var, alpha, tau, init_iter, tol))
     restart = min(range(n_init), key=lambda r: (runs[r][3], r))
     X, zhat, qz, res, n_iter = runs[restart]
     n_iter = sum(r[4] for r in runs)
     # Alg. 6.4: EM on (alpha, tau) alternated with warm-started SHyGAMP
     best = (res, X, alpha, tau)
     for _ in range(n_em):
-        alpha_new, tau_new = em_update(alpha, tau, ctx.zr, ctx.zi, ctx.g, zhat, qz, em_steps, kernel_var)
-        X_new, zhat_new, qz_new, res_new, it = _shygamp(ctx, X, kernel_var, alpha_new, tau_new, max_iter, tol)
+        alpha_new, tau_new = em_update(alpha, tau, ctx.zr, ctx.zi, ctx.g, zhat, qz, em_steps, init_var)
+        X_new, zhat_new, qz_new, res_new, it = _shygamp(ctx, X, init_var, alpha_new, tau_new, max_iter, tol)
         n_iter += it
         if not res_new < best[0]:  # keep the best model; stop once the residual stops improving
             if res_new >= best[0] * (1.0 + tol):
@@ -642,4 +656,5 @@ def clamp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples=
         X = np.clip(X, lo, hi)
     rel = ctx.residual(ctx.A(X), alpha, tau)
     return ClampSolution(theta=X, weights=alpha / alpha.sum(), residual=rel * ctx.znorm, restart=restart,
-                         n_iter=n_iter, spreads=tau, relative_residual=rel, kernel_var=kernel_var)
+                         n_iter=n_iter, spreads=tau, relative_residual=rel, kernel_var=kernel_var,
+                         init_var=init_var)
