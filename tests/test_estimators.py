@@ -212,3 +212,23 @@ def test_unfitted_estimators_say_so():
     for est in (CompressiveKMeans(2), CompressiveGaussianMixture(2)):
         with pytest.raises(NotFittedError, match="is not fitted yet"):
             est.predict(np.zeros((2, 2)))
+
+
+def test_kmeans_decoder_clamp_fit_fit_sketch_and_private():
+    import warnings
+
+    from pysketch.datasets import make_blobs_gaussian_centers
+    from pysketch.metrics import kmeans_plus_plus, sse
+    X = make_blobs_gaussian_centers(20_000, 4, 3, random_state=1)[0]
+    _, base = kmeans_plus_plus(X, 4, random_state=0)
+    est = CompressiveKMeans(4, decoder="clamp", n_init=2, random_state=0).fit(X)
+    assert sse(X, est.cluster_centers_) / base < 1.1
+    again = CompressiveKMeans(4, decoder="clamp", n_init=2, random_state=0).fit_sketch(est.sketch_, est.bounds_)
+    assert sse(X, again.cluster_centers_) / base < 1.1  # the same sketch, decoded again
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        priv = CompressiveKMeans(4, decoder="clamp", n_init=2, epsilon=5.0, bounds=(-12, 12),
+                                 random_state=0).fit(X)
+    assert sse(X, priv.cluster_centers_) / base < 1.2
+    with pytest.raises(ValueError, match="decoder must be 'clompr' or 'clamp'"):
+        CompressiveKMeans(4, decoder="amp").fit(X)
