@@ -591,3 +591,27 @@ def test_make_private_reads_feature_subsampling():
     bern = fm.sketch_subsampled(X, 4, scheme="bernoulli", random_state=1)
     with pytest.raises(ValueError, match="Bernoulli"):
         make_private(bern, 1.0)
+
+
+def test_poisson_subsampling_amplification(clean):
+    from pysketch.privacy.subsampling import amplified_epsilon, epsilon_before_subsampling, poisson_subsample
+    # [P] Lemma 14 / eq. (22): inverse of each other; amplification only helps
+    for eps, beta in ((0.1, 0.01), (1.0, 0.3), (5.0, 0.9)):
+        e0 = epsilon_before_subsampling(eps, beta)
+        assert e0 > eps and amplified_epsilon(e0, beta) == pytest.approx(eps, rel=1e-12)
+    assert amplified_epsilon(1.0, 0.5) == pytest.approx(math.log(1 + 0.5 * (math.e - 1)))
+    assert epsilon_before_subsampling(1.0, 1.0) == pytest.approx(1.0)
+    mask = poisson_subsample(200_000, 0.3, insecure_seed=1)
+    assert abs(mask.mean() - 0.3) < 4 * math.sqrt(0.3 * 0.7 / 200_000)
+    assert poisson_subsample(10, 0.5).dtype == bool
+    p = make_private(clean, 0.5, data_fraction=0.1, insecure_seed=1)
+    pr = p.privacy
+    assert pr["epsilon"] == 0.5 and pr["data_fraction"] == 0.1
+    assert pr["epsilon_before_amplification"] == pytest.approx(math.log1p(math.expm1(0.5) / 0.1))
+    assert pr["epsilon_sum"] + pr["epsilon_count"] == pytest.approx(pr["epsilon_before_amplification"])
+    g = make_private(clean, 0.5, 1e-8, data_fraction=0.1, insecure_seed=1).privacy
+    assert g["delta"] == 1e-8 and g["delta_before_amplification"] == pytest.approx(1e-7)
+    with pytest.raises(ValueError, match="data_fraction"):
+        make_private(clean, 0.5, data_fraction=0.0)
+    with pytest.raises(ValueError, match="add_remove"):
+        make_private(clean, 0.5, neighbouring="replace", data_fraction=0.5)

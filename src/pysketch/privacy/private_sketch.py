@@ -119,7 +119,7 @@ def _check_relation(neighbouring):
 
 def make_private(sketch, epsilon, delta=0.0, *, neighbouring="add_remove", mechanism="auto", split=None,
                  n_lower=None, sensitivity=None, features_per_record=None, data_norm=None, accountant=None,
-                 insecure_seed=None):
+                 data_fraction=None, insecure_seed=None):
     """Release `sketch` with (epsilon, delta)-differential privacy.
 
     Parameters
@@ -143,6 +143,12 @@ def make_private(sketch, epsilon, delta=0.0, *, neighbouring="add_remove", mecha
     features_per_record, data_norm : see ``sum_sensitivity``.
     accountant : BudgetAccountant or diffprivlib BudgetAccountant, optional
         Charged (epsilon, delta) before any noise is drawn; refuses an overspend.
+    data_fraction : float in (0, 1], optional
+        The sketch was made from a secret Poisson subsample of the data keeping each record
+        with this probability (pysketch.privacy.subsampling.poisson_subsample): the noise is
+        calibrated at eps' = log(1 + (e^eps - 1)/beta), delta' = delta/beta, so that the
+        release is (epsilon, delta)-DP for the whole dataset (amplification, add/remove
+        only). The mean is that of the subsample.
     insecure_seed : None or int
         None: noise from OS entropy. An int: reproducible, **insecure** noise (tests).
     """
@@ -190,11 +196,25 @@ def make_private(sketch, epsilon, delta=0.0, *, neighbouring="add_remove", mecha
                              features_per_record=features_per_record, c0=DEFAULT_C0)
     charge(accountant, epsilon, delta, "make_private")
     source = noise_source(insecure_seed)
+    target_epsilon, target_delta = epsilon, delta
+    if data_fraction is not None:
+        from .subsampling import epsilon_before_subsampling
+
+        if neighbouring != "add_remove":
+            raise ValueError("data_fraction (Poisson subsampling amplification) is for neighbouring='add_remove'")
+        epsilon = epsilon_before_subsampling(epsilon, data_fraction)
+        delta = delta / data_fraction
+        if delta >= 1:
+            raise ValueError(f"delta / data_fraction = {delta} must be < 1")
     eps_count = epsilon - gamma * epsilon if neighbouring == "add_remove" else 0.0
     count = noisy_count(sketch.count, eps_count, source) if eps_count > 0 else sketch.count
-    return release_sum(sketch, count, epsilon=epsilon, delta=delta, neighbouring=neighbouring, mechanism=mechanism,
-                       epsilon_sum=epsilon - eps_count, epsilon_count=eps_count, sensitivity=sensitivity,
-                       features_per_record=features_per_record, source=source)
+    out = release_sum(sketch, count, epsilon=epsilon, delta=delta, neighbouring=neighbouring, mechanism=mechanism,
+                      epsilon_sum=epsilon - eps_count, epsilon_count=eps_count, sensitivity=sensitivity,
+                      features_per_record=features_per_record, source=source)
+    if data_fraction is not None:  # the guarantee for the whole dataset, after amplification
+        out.privacy.update(epsilon=float(target_epsilon), delta=float(target_delta), data_fraction=float(data_fraction),
+                           epsilon_before_amplification=float(epsilon), delta_before_amplification=float(delta))
+    return out
 
 
 def noisy_count(n, epsilon_count, source):

@@ -1,0 +1,59 @@
+"""Privacy amplification by Poisson data subsampling ([P] Lemma 14 and eq. (22); Balle,
+Barthe & Gaboardi 2018).
+
+If a mechanism is (eps', delta')-DP and it is run on a Poisson subsample (each record
+kept independently with probability beta, the selection secret), the whole is
+(log(1 + beta (e^eps' - 1)), beta delta')-DP under add/remove neighbours. To release
+with a target (eps, delta), calibrate the mechanism at eps' = log(1 + (e^eps - 1)/beta)
+and delta' = delta / beta. The notes (sec. 6.3, pitfall 9) show that at equal cost
+subsampling *features* is better than subsampling data; this is here for completeness
+and for data that cannot be read whole.
+"""
+
+import math
+import numbers
+import os
+
+import numpy as np
+
+from .mechanisms import _check_epsilon
+
+__all__ = ["amplified_epsilon", "epsilon_before_subsampling", "poisson_subsample"]
+
+
+def _check_beta(beta):
+    if isinstance(beta, (bool, np.bool_)) or not isinstance(beta, numbers.Real) or not 0 < beta <= 1:
+        raise ValueError(f"data_fraction must be a number in (0, 1], got {beta!r}")
+    return float(beta)
+
+
+def amplified_epsilon(epsilon, data_fraction):
+    """log(1 + beta (e^eps - 1)): the epsilon of an eps-DP mechanism run on a Poisson(beta)
+    subsample ([P] Lemma 14)."""
+    eps = _check_epsilon(epsilon)
+    beta = _check_beta(data_fraction)
+    return math.log1p(beta * math.expm1(eps))
+
+
+def epsilon_before_subsampling(epsilon, data_fraction):
+    """log(1 + (e^eps - 1) / beta): the epsilon to calibrate a mechanism at so that, run on
+    a Poisson(beta) subsample, it is eps-DP ([P] eq. (22))."""
+    eps = _check_epsilon(epsilon)
+    beta = _check_beta(data_fraction)
+    return math.log1p(math.expm1(eps) / beta)
+
+
+def poisson_subsample(n, data_fraction, *, insecure_seed=None):
+    """A boolean mask of n records, each kept with probability data_fraction (exactly
+    floor(beta 2^64) / 2^64), from OS entropy (the selection must stay secret), or from a
+    seeded generator with insecure_seed (tests)."""
+    beta = _check_beta(data_fraction)
+    n = int(n)
+    threshold = np.uint64(min(math.floor(beta * 2.0 ** 64), 2 ** 64 - 1))
+    if beta == 1.0:
+        return np.ones(n, dtype=bool)
+    if insecure_seed is None:
+        u = np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
+    else:
+        u = np.random.default_rng(insecure_seed).integers(0, 2 ** 64, size=n, dtype=np.uint64, endpoint=False)
+    return u < threshold
