@@ -298,11 +298,60 @@ FHT_INLINE void FHT_NAME(fused_)(FHT_T *dst, ptrdiff_t ds, const FHT_T *src, ptr
     for (int i = 0; i < R; i++) FHT_NAME(col)(last + i * FHT_W_, B, rr, dq ? post + i * FHT_W_ : NULL, dq);
 }
 
+/* As fused_, for rows needing two radix passes after the base pass: radix-2^r1 at the
+ * stride of one block, then radix-2^r2 at 2^r1 times that. The base pass of row i + 1
+ * is spread evenly over the columns of both passes of row i. */
+FHT_INLINE void FHT_NAME(fused2_)(FHT_T *dst, ptrdiff_t ds, const FHT_T *src, ptrdiff_t ss, size_t count,
+                                   const int r1, const int r2, const FHT_T *pre, const FHT_T *post, const int dp,
+                                   const int dq)
+{
+    enum { LB = FHT_FLB_ };
+    const size_t B = FHT_W_ << LB;
+    const int lnb = r1 + r2;                          /* log2 base blocks per row */
+    const int lc1 = LB + r2, lc2 = LB + r1;           /* log2 columns of each pass */
+    const size_t s1 = B, s2 = B << r1;
+    /* columns per base block in each pass (as shifts: both passes share the blocks) */
+    for (int b = 0; b < (1 << lnb); b++)
+        FHT_NAME(block)(dst + b * B, src + b * B, FHT_W_, LB, FHT_LW, LB, dp ? pre + b * B : NULL, NULL, dp, 0);
+    for (size_t row = 1; row <= count; row++) {
+        FHT_T *prev = dst + (ptrdiff_t)(row - 1) * ds;
+        const int more = row < count;
+        FHT_T *out = dst + (ptrdiff_t)row * ds;
+        const FHT_T *in = src + (ptrdiff_t)row * ss;
+        /* pass 1 columns: group g = c >> LB (groups of s1 << r1 elements), offset (c & (2^LB - 1)) * W */
+        int b = 0;
+        const int half = 1 << (lnb - 1); /* blocks done during pass 1; the rest during pass 2 */
+        for (int c = 0; c < (1 << lc1); c++) {
+            const size_t off = ((size_t)(c >> LB) << (LB + r1)) * FHT_W_ + (size_t)(c & ((1 << LB) - 1)) * FHT_W_;
+            FHT_NAME(col)(prev + off, s1, r1, NULL, 0);
+            if (more && ((c + 1) << (lnb - 1) >> lc1) > b) {
+                FHT_NAME(block)(out + b * B, in + b * B, FHT_W_, LB, FHT_LW, LB, dp ? pre + b * B : NULL, NULL, dp, 0);
+                b++;
+            }
+        }
+        for (int c = 0; c < (1 << lc2); c++) {
+            const size_t off = (size_t)c * FHT_W_; /* one group: s2 << r2 = n */
+            FHT_NAME(col)(prev + off, s2, r2, dq ? post + off : NULL, dq);
+            if (more && half + (((c + 1) << (lnb - 1)) >> lc2) > b) {
+                FHT_NAME(block)(out + b * B, in + b * B, FHT_W_, LB, FHT_LW, LB, dp ? pre + b * B : NULL, NULL, dp, 0);
+                b++;
+            }
+        }
+        (void)b;
+    }
+}
+
 #define FHT_FUSED_(rr_)                                                                           if (pre && post) FHT_NAME(fused_)(dst, ds, src, ss, count, (rr_), pre, post, 1, 1);            else if (pre) FHT_NAME(fused_)(dst, ds, src, ss, count, (rr_), pre, NULL, 1, 0);               else if (post) FHT_NAME(fused_)(dst, ds, src, ss, count, (rr_), NULL, post, 0, 1);             else FHT_NAME(fused_)(dst, ds, src, ss, count, (rr_), NULL, NULL, 0, 0);
 FHT_NOINLINE void FHT_NAME(fused)(FHT_T *dst, ptrdiff_t ds, const FHT_T *src, ptrdiff_t ss, size_t count, int rr,
                                    const FHT_T *pre, const FHT_T *post)
 {
     switch (rr) {
+    case 5:
+        if (pre && post) FHT_NAME(fused2_)(dst, ds, src, ss, count, 3, 2, pre, post, 1, 1);
+        else if (pre) FHT_NAME(fused2_)(dst, ds, src, ss, count, 3, 2, pre, NULL, 1, 0);
+        else if (post) FHT_NAME(fused2_)(dst, ds, src, ss, count, 3, 2, NULL, post, 0, 1);
+        else FHT_NAME(fused2_)(dst, ds, src, ss, count, 3, 2, NULL, NULL, 0, 0);
+        break;
     case 1: FHT_FUSED_(1) break;
     case 2: FHT_FUSED_(2) break;
     case 3: FHT_FUSED_(3) break;
@@ -440,6 +489,13 @@ static void FHT_NAME(rec)(FHT_T *dst, const FHT_T *src, int L, const FHT_T *pre,
     int sub = L - 3;
     if (sub < FHT_LEAF - 1) sub = FHT_LEAF - 1;
     const size_t chunk = (size_t)1 << sub;
+#ifdef FHT_PLR_
+    /* Chunks in the fused kernel's range go through it as a batch (with a pre diagonal
+     * each chunk needs its own slice of it, which the batch kernel does not take). */
+    if (!pre && sub - FHT_LW - FHT_FLB_ >= 1 && sub - FHT_LW - FHT_FLB_ <= 5) {
+        FHT_NAME(fused)(dst, (ptrdiff_t)chunk, src, (ptrdiff_t)chunk, n >> sub, sub - FHT_LW - FHT_FLB_, NULL, NULL);
+    } else
+#endif
     for (size_t c = 0; c < n; c += chunk)
         FHT_NAME(rec)(dst + c, src + c, sub, pre ? pre + c : NULL, NULL);
     FHT_NAME(upper)(dst, n, chunk, L - sub, post);
@@ -478,7 +534,7 @@ void FHT_NAME(batch)(FHT_T *dst, ptrdiff_t dst_stride, const FHT_T *src, ptrdiff
 #ifdef FHT_PLR_
     {
         const int rr = L - FHT_LW - FHT_FLB_;
-        if (rr >= 1 && rr <= 4 && L <= FHT_LEAF && count > r) {
+        if (rr >= 1 && rr <= 5 && L <= FHT_LEAF && count > r) {
             FHT_NAME(fused)(dst, dst_stride, src, src_stride, count, rr, pre, post);
             return;
         }
