@@ -219,7 +219,11 @@ template <class T>
 bool run_rows(const Batch<T> &b, std::size_t begin, std::size_t end)
 {
     const std::size_t n = std::size_t{1} << b.log_n;
-    const std::size_t block = std::max<std::size_t>(1, block_bytes / sizeof(T) >> b.log_n);
+    // Without a scale there is nothing to do while a block is in L1, and the kernel
+    // overlaps the passes of consecutive rows (vendor/ffht fused kernels), which one
+    // call over all the rows does best.
+    const std::size_t block =
+        b.scale != T(1) ? std::max<std::size_t>(1, block_bytes / sizeof(T) >> b.log_n) : end - begin;
     const bool in_place = b.src == b.dst;  // then the strides agree (checked by transform)
     // The C batch functions want non-negative strides of at least n; otherwise the rows
     // go one at a time (a stride-0 input repeating one row, or a reversed input).
