@@ -16,7 +16,6 @@ import argparse
 import math
 import time
 
-import numpy as np
 
 import pysketch
 from pysketch.datasets import make_gmm

@@ -14,7 +14,6 @@ T (1 + sum_l h_l) / epsilon on every entry, and T iterations compose to epsilon.
 noise comes from pysketch.privacy.mechanisms (exact discrete Laplace, OS entropy).
 """
 
-import numbers
 import warnings
 
 import numpy as np

@@ -117,12 +117,19 @@ class Sketch:
 
     # ------------------------------------------------------------------ files
 
+    _FORMAT = FORMAT_NAME
+
+    def _extra_meta(self):
+        """Metadata a subclass adds to the file (PrivateSketch: its privacy record)."""
+        return {}
+
     def save(self, path):
         """Write the sketch to `path` (a .npz file; see the module docstring)."""
         map_meta, map_arrays = self.feature_map.get_state()
         arrays = {"sum": self.sum}
         arrays.update({f"map_{k}": np.ascontiguousarray(v) for k, v in map_arrays.items()})
-        meta = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "count": self.count, "feature_map": map_meta}
+        meta = {"format": self._FORMAT, "version": FORMAT_VERSION, "count": self.count, "feature_map": map_meta}
+        meta.update(self._extra_meta())
         if self.subsampling is not None:
             meta["version"] = SUBSAMPLED_FORMAT_VERSION
             meta["subsampling"] = dict(self.subsampling)
@@ -170,12 +177,16 @@ class Sketch:
             return PrivateSketch._from_contents(path, meta, contents)
         if cls is not Sketch:
             raise SketchFileError(f"{path}: a clean sketch file, not a {cls.__name__}")
-        map_arrays = {k[len("map_"):]: v for k, v in contents.items() if k.startswith("map_")}
         try:
-            fmap = FeatureMap.from_state(meta["feature_map"], map_arrays)
-            return cls(fmap, contents["sum"], meta["count"], subsampling=meta.get("subsampling"))
+            return cls(_map_from(meta, contents), contents["sum"], meta["count"], subsampling=meta.get("subsampling"))
         except (KeyError, TypeError, ValueError) as exc:
             raise SketchFileError(f"{path}: inconsistent sketch file ({exc})") from exc
+
+
+def _map_from(meta, contents):
+    """The FeatureMap of a sketch file's metadata and map_* arrays."""
+    map_arrays = {k[len("map_"):]: v for k, v in contents.items() if k.startswith("map_")}
+    return FeatureMap.from_state(meta["feature_map"], map_arrays)
 
 
 def _check_subsampling(feature_map, subsampling):

@@ -12,18 +12,6 @@ namespace pysketch_bind {
 
 namespace {
 
-// A C-contiguous float64 array of exactly `size` elements (any shape).
-double *f64(const py::array &a, const char *name, std::size_t size, bool written)
-{
-    if (!a.dtype().equal(py::dtype::of<double>()))
-        throw py::type_error(std::string(name) + " must be float64, got " + dtype_name(a));
-    if (static_cast<std::size_t>(a.size()) != size)
-        throw py::value_error(std::string(name) + " must have " + std::to_string(size) + " elements, got " +
-                              std::to_string(a.size()));
-    if (!(a.flags() & py::array::c_style)) throw py::value_error(std::string(name) + " must be C-contiguous");
-    if (written && !a.writeable()) throw py::value_error(std::string(name) + " must be writeable");
-    return static_cast<double *>(const_cast<void *>(a.data()));
-}
 
 void clamp_output(const py::array &zr, const py::array &zi, const py::array &g, const py::array &P,
                   const py::array &qp, const py::array &alpha, const py::array &tau, double noise_var, bool laplace,
@@ -34,18 +22,18 @@ void clamp_output(const py::array &zr, const py::array &zi, const py::array &g, 
     a.m = static_cast<std::size_t>(P.shape(0));
     a.k = static_cast<std::size_t>(P.shape(1));
     const std::size_t mk = a.m * a.k;
-    a.zr = f64(zr, "zr", a.m, false);
-    a.zi = f64(zi, "zi", a.m, false);
-    a.g = f64(g, "g", a.m, false);
-    a.P = f64(P, "P", mk, false);
-    a.qp = f64(qp, "qp", a.k, false);
-    a.alpha = f64(alpha, "alpha", a.k, false);
-    a.tau = f64(tau, "tau", a.k, false);
+    a.zr = f64_array(zr, "zr", a.m, true, false);
+    a.zi = f64_array(zi, "zi", a.m, true, false);
+    a.g = f64_array(g, "g", a.m, true, false);
+    a.P = f64_array(P, "P", mk, true, false);
+    a.qp = f64_array(qp, "qp", a.k, true, false);
+    a.alpha = f64_array(alpha, "alpha", a.k, true, false);
+    a.tau = f64_array(tau, "tau", a.k, true, false);
     if (!(noise_var >= 0.0)) throw py::value_error("noise_var must be >= 0");
     a.noise_var = noise_var;
     a.laplace = laplace;
-    a.zhat = f64(zhat, "zhat", mk, true);
-    a.qz = f64(qz, "qz", mk, true);
+    a.zhat = f64_array(zhat, "zhat", mk, true, true);
+    a.qz = f64_array(qz, "qz", mk, true, true);
     py::gil_scoped_release release;
     pysketch::clamp::output(a);
 }
@@ -55,10 +43,10 @@ void clamp_theta_moments(const py::array &a1, const py::array &b1, const py::arr
                          const py::array &var)
 {
     const std::size_t n = static_cast<std::size_t>(a1.size());
-    const double *pa1 = f64(a1, "a1", n, false), *pb1 = f64(b1, "b1", n, false);
-    const double *pa2 = f64(a2, "a2", n, false), *pb2 = f64(b2, "b2", n, false);
-    const double *pmu = f64(mu0, "mu0", n, false), *pv = f64(v0, "v0", n, false);
-    double *pm = f64(mean, "mean", n, true), *ps = f64(var, "var", n, true);
+    const double *pa1 = f64_array(a1, "a1", n, true, false), *pb1 = f64_array(b1, "b1", n, true, false);
+    const double *pa2 = f64_array(a2, "a2", n, true, false), *pb2 = f64_array(b2, "b2", n, true, false);
+    const double *pmu = f64_array(mu0, "mu0", n, true, false), *pv = f64_array(v0, "v0", n, true, false);
+    double *pm = f64_array(mean, "mean", n, true, true), *ps = f64_array(var, "var", n, true, true);
     py::gil_scoped_release release;
     pysketch::clamp::theta_moments_array(n, pa1, pb1, pa2, pb2, pmu, pv, laplace, pm, ps);
 }

@@ -11,24 +11,6 @@ namespace pysketch_bind {
 
 namespace {
 
-// A C-contiguous float64 array of exactly `size` elements (any shape), or nullptr for None.
-double *f64_array(const py::object &obj, const char *name, std::size_t size, bool required, bool written)
-{
-    if (obj.is_none()) {
-        if (required) throw py::value_error(std::string(name) + " is required");
-        return nullptr;
-    }
-    if (!py::isinstance<py::array>(obj)) throw py::type_error(std::string(name) + " must be a numpy array");
-    auto a = obj.cast<py::array>();
-    if (!a.dtype().equal(py::dtype::of<double>()))
-        throw py::type_error(std::string(name) + " must be float64, got " + dtype_name(a));
-    if (static_cast<std::size_t>(a.size()) != size)
-        throw py::value_error(std::string(name) + " must have " + std::to_string(size) + " elements, got " +
-                              std::to_string(a.size()));
-    if (!(a.flags() & py::array::c_style)) throw py::value_error(std::string(name) + " must be C-contiguous");
-    if (written && !a.writeable()) throw py::value_error(std::string(name) + " must be writeable");
-    return static_cast<double *>(const_cast<void *>(a.data()));
-}
 
 double atom_terms(const py::array &P, const py::object &amp, const py::object &alpha, const py::object &zr,
                   const py::object &zi, const py::object &Gr, const py::object &Gi, const py::object &out_k,

@@ -15,26 +15,6 @@ namespace {
 
 namespace ops = pysketch::operators;
 
-// A 1-D contiguous array of `size` elements of T, or a clear error naming it.
-template <class T>
-const T *vector_of(const py::object &obj, const char *name, std::size_t size, bool required = true)
-{
-    if (obj.is_none()) {
-        if (required) throw py::value_error(std::string(name) + " is required");
-        return nullptr;
-    }
-    if (!py::isinstance<py::array>(obj)) throw py::type_error(std::string(name) + " must be a numpy array");
-    const auto a = obj.cast<py::array>();
-    if (!a.dtype().equal(py::dtype::of<T>()))
-        throw py::type_error(std::string(name) + " must have dtype " + py::str(py::dtype::of<T>()).cast<std::string>() +
-                             ", got " + dtype_name(a));
-    if (a.ndim() != 1 || static_cast<std::size_t>(a.shape(0)) != size)
-        throw py::value_error(std::string(name) + " must be 1-D with " + std::to_string(size) + " elements");
-    if (size > 1 && a.strides(0) != static_cast<py::ssize_t>(sizeof(T)))
-        throw py::value_error(std::string(name) + " must be contiguous");
-    return static_cast<const T *>(a.data());
-}
-
 // The structured operator of one dtype, holding its arrays alive.
 template <class T>
 class StructuredCore {
@@ -43,35 +23,7 @@ class StructuredCore {
                    py::object post, py::object perm)
         : keep_{a, b, c, post, perm}
     {
-        if (kind < 0 || kind > 2) throw py::value_error("kind must be 0 (r3), 1 (gr2) or 2 (fastfood)");
-        if (log_dp < 0 || log_dp > 24) throw py::value_error("log_dp must be in [0, 24]");
-        op_.kind = static_cast<ops::Kind>(kind);
-        op_.d = d;
-        op_.m = m;
-        op_.log_dp = log_dp;
-        const std::size_t dp = op_.dp();
-        if (d == 0 || d > dp) throw py::value_error("d must be in [1, 2**log_dp]");
-        if (m == 0) throw py::value_error("m must be positive");
-        op_.blocks = (m + dp - 1) / dp;
-        const std::size_t w = op_.width();
-        op_.a = vector_of<T>(a, "a", w);
-        op_.b = vector_of<T>(b, "b", w);
-        op_.post = vector_of<T>(post, "post", w);
-        if (op_.kind == ops::Kind::fastfood) {
-            op_.perm = vector_of<std::int32_t>(perm, "perm", w);
-            for (std::size_t k = 0; k < op_.blocks; ++k) {  // each block's perm must be a permutation of [0, dp)
-                std::vector<bool> seen(dp, false);
-                for (std::size_t i = 0; i < dp; ++i) {
-                    const std::int32_t p = op_.perm[k * dp + i];
-                    if (p < 0 || static_cast<std::size_t>(p) >= dp || seen[static_cast<std::size_t>(p)])
-                        throw py::value_error("perm must hold a permutation of range(dp) for every block");
-                    seen[static_cast<std::size_t>(p)] = true;
-                }
-            }
-        } else {
-            op_.c = vector_of<T>(c, "c", w);
-        }
-        ops::validate(op_);
+        fill_structured(op_, kind, d, m, log_dp, a, b, c, post, perm);
     }
 
     // out (rows, m) = x (rows, d) Omega
@@ -115,28 +67,6 @@ class StructuredCore {
 };
 
 namespace sk = pysketch::sketch;
-
-sk::Nonlinearity nonlinearity(int code)
-{
-    if (code < 0 || code > 2) throw py::value_error("nonlinearity code must be 0 (cis), 1 (qcis) or 2 (square)");
-    return static_cast<sk::Nonlinearity>(code);
-}
-
-// A writeable 1-D contiguous float64 accumulator of n elements (or None when allowed).
-double *accumulator(const py::object &obj, const char *name, std::size_t n, bool required)
-{
-    if (obj.is_none()) {
-        if (required) throw py::value_error(std::string(name) + " is required");
-        return nullptr;
-    }
-    if (!py::isinstance<py::array>(obj)) throw py::type_error(std::string(name) + " must be a numpy array");
-    auto a = obj.cast<py::array>();
-    if (!a.dtype().equal(py::dtype::of<double>()) || a.ndim() != 1 || static_cast<std::size_t>(a.shape(0)) != n ||
-        (n > 1 && a.strides(0) != static_cast<py::ssize_t>(sizeof(double))) || !a.writeable())
-        throw py::value_error(std::string(name) + " must be a writeable contiguous float64 array of length " +
-                              std::to_string(n));
-    return static_cast<double *>(a.mutable_data());
-}
 
 // acc += the sums over the rows of x of the features of Omega^T x (+ dither).
 template <class T>

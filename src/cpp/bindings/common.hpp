@@ -8,9 +8,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "pysketch/hadamard.hpp"
+#include "pysketch/operators.hpp"
+#include "pysketch/sketch.hpp"
 
 namespace pysketch_bind {
 
@@ -74,6 +78,108 @@ auto dispatch(const py::array &a, const char *name, Fn &&fn)
                          dtype_name(a));
 }
 
+
+// A 1-D contiguous array of exactly `size` elements of T (None allowed unless required).
+template <class T>
+const T *vector_of(const py::object &obj, const char *name, std::size_t size, bool required = true)
+{
+    if (obj.is_none()) {
+        if (required) throw py::value_error(std::string(name) + " is required");
+        return nullptr;
+    }
+    if (!py::isinstance<py::array>(obj)) throw py::type_error(std::string(name) + " must be a numpy array");
+    const auto a = py::reinterpret_borrow<py::array>(obj);
+    if (!a.dtype().equal(py::dtype::of<T>()))
+        throw py::type_error(std::string(name) + " must have dtype " + py::str(py::dtype::of<T>()).cast<std::string>() +
+                             ", got " + dtype_name(a));
+    if (a.ndim() != 1 || static_cast<std::size_t>(a.shape(0)) != size)
+        throw py::value_error(std::string(name) + " must be 1-D with " + std::to_string(size) + " elements");
+    if (size > 1 && a.strides(0) != static_cast<py::ssize_t>(sizeof(T)))
+        throw py::value_error(std::string(name) + " must be contiguous");
+    return static_cast<const T *>(a.data());
+}
+
+// A writeable 1-D contiguous float64 accumulator of n elements (or None when allowed).
+inline double *accumulator(const py::object &obj, const char *name, std::size_t n, bool required)
+{
+    if (obj.is_none()) {
+        if (required) throw py::value_error(std::string(name) + " is required");
+        return nullptr;
+    }
+    if (!py::isinstance<py::array>(obj)) throw py::type_error(std::string(name) + " must be a numpy array");
+    auto a = py::reinterpret_borrow<py::array>(obj);
+    if (!a.dtype().equal(py::dtype::of<double>()) || a.ndim() != 1 || static_cast<std::size_t>(a.shape(0)) != n ||
+        (n > 1 && a.strides(0) != static_cast<py::ssize_t>(sizeof(double))) || !a.writeable())
+        throw py::value_error(std::string(name) + " must be a writeable contiguous float64 array of length " +
+                              std::to_string(n));
+    return static_cast<double *>(a.mutable_data());
+}
+
+// A C-contiguous float64 array of exactly `size` elements, any shape (None allowed unless required).
+inline double *f64_array(const py::object &obj, const char *name, std::size_t size, bool required, bool written)
+{
+    if (obj.is_none()) {
+        if (required) throw py::value_error(std::string(name) + " is required");
+        return nullptr;
+    }
+    if (!py::isinstance<py::array>(obj)) throw py::type_error(std::string(name) + " must be a numpy array");
+    auto a = py::reinterpret_borrow<py::array>(obj);
+    if (!a.dtype().equal(py::dtype::of<double>()))
+        throw py::type_error(std::string(name) + " must be float64, got " + dtype_name(a));
+    if (static_cast<std::size_t>(a.size()) != size)
+        throw py::value_error(std::string(name) + " must have " + std::to_string(size) + " elements, got " +
+                              std::to_string(a.size()));
+    if (!(a.flags() & py::array::c_style)) throw py::value_error(std::string(name) + " must be C-contiguous");
+    if (written && !a.writeable()) throw py::value_error(std::string(name) + " must be writeable");
+    return static_cast<double *>(const_cast<void *>(a.data()));
+}
+
+// The nonlinearity of a feature-map code: 0 cis, 1 quantized cis, 2 square.
+inline pysketch::sketch::Nonlinearity nonlinearity(int code)
+{
+    if (code < 0 || code > 2) throw py::value_error("nonlinearity code must be 0 (cis), 1 (qcis) or 2 (square)");
+    return static_cast<pysketch::sketch::Nonlinearity>(code);
+}
+
+// Fills `op` from the arrays a StructuredOperator holds, checking every size and, for
+// Fastfood, that each block's perm is a permutation of [0, dp). The arrays must outlive op.
+template <class T>
+void fill_structured(pysketch::operators::Structured<T> &op, int kind, std::size_t d, std::size_t m, int log_dp,
+                     const py::object &a, const py::object &b, const py::object &c, const py::object &post,
+                     const py::object &perm)
+{
+    namespace ops = pysketch::operators;
+    if (kind < 0 || kind > 2) throw py::value_error("kind must be 0 (r3), 1 (gr2) or 2 (fastfood)");
+    if (log_dp < 0 || log_dp > 24) throw py::value_error("log_dp must be in [0, 24]");
+    op.kind = static_cast<ops::Kind>(kind);
+    op.d = d;
+    op.m = m;
+    op.log_dp = log_dp;
+    const std::size_t dp = op.dp();
+    if (d == 0 || d > dp) throw py::value_error("d must be in [1, 2**log_dp]");
+    if (m == 0) throw py::value_error("m must be positive");
+    op.blocks = (m + dp - 1) / dp;
+    const std::size_t w = op.width();
+    op.a = vector_of<T>(a, "a", w);
+    op.b = vector_of<T>(b, "b", w);
+    op.post = vector_of<T>(post, "post", w);
+    if (op.kind == ops::Kind::fastfood) {
+        op.perm = vector_of<std::int32_t>(perm, "perm", w);
+        std::vector<char> seen(dp);
+        for (std::size_t k = 0; k < op.blocks; ++k) {
+            std::fill(seen.begin(), seen.end(), 0);
+            for (std::size_t i = 0; i < dp; ++i) {
+                const std::int32_t p = op.perm[k * dp + i];
+                if (p < 0 || static_cast<std::size_t>(p) >= dp || seen[static_cast<std::size_t>(p)])
+                    throw py::value_error("perm must hold a permutation of range(dp) for every block");
+                seen[static_cast<std::size_t>(p)] = 1;
+            }
+        }
+    } else {
+        op.c = vector_of<T>(c, "c", w);
+    }
+    ops::validate(op);
+}
 
 }  // namespace pysketch_bind
 

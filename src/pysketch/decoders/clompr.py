@@ -164,7 +164,6 @@ class DiagonalGaussianAtoms:
 
     def random(self, rng, size):
         """`size` random atoms (rows): means uniform in the box, variances below."""
-        d = self.problem.d
         mu = _mixed_draw(rng, self.lower, self.upper, getattr(self, "proposal", None), size)
         if self.sigma2_init is not None:
             s2 = np.clip(np.broadcast_to(self.sigma2_init, mu.shape), self.s2_lower, self.s2_upper)

@@ -21,20 +21,17 @@ the mechanism and its scales. It saves and loads like a sketch (format
 Sketch.
 """
 
-import json
-import math
 import numbers
-import os
 
 import numpy as np
 
-from ..sketch import FORMAT_VERSION, SUBSAMPLED_FORMAT_VERSION, Sketch, SketchFileError, _checksum
-from ..features import FeatureMap
+from ..sketch import Sketch, SketchFileError, _map_from
 from .accountant import charge
-from .mechanisms import Gaussian, Laplace, _check_delta, _check_epsilon, noise_source, _discrete_laplace_one
+from fractions import Fraction
+
+from .mechanisms import Gaussian, Laplace, _check_delta, _check_epsilon, _discrete_laplace_one, noise_source
 from .nsr import DEFAULT_C0, budget_split, n0
 from .sensitivity import NEIGHBOURING, sum_sensitivity
-from fractions import Fraction
 
 __all__ = ["PrivateSketch", "make_private", "PRIVATE_FORMAT_NAME"]
 
@@ -89,25 +86,16 @@ class PrivateSketch(Sketch):
         return (f"PrivateSketch(count~{self.count}, epsilon={p['epsilon']:g}, delta={p['delta']:g}, "
                 f"{p['neighbouring']}, {p['mechanism']}, {self.feature_map!r})")
 
-    def save(self, path):
-        map_meta, map_arrays = self.feature_map.get_state()
-        arrays = {"sum": self.sum}
-        arrays.update({f"map_{k}": np.ascontiguousarray(v) for k, v in map_arrays.items()})
-        meta = {"format": PRIVATE_FORMAT_NAME, "version": FORMAT_VERSION, "count": self.count,
-                "feature_map": map_meta, "privacy": self.privacy}
-        if self.subsampling is not None:
-            meta["version"] = SUBSAMPLED_FORMAT_VERSION
-            meta["subsampling"] = dict(self.subsampling)
-        meta["checksum"] = _checksum(meta, arrays)
-        with open(os.fspath(path), "wb") as f:
-            np.savez(f, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+    _FORMAT = PRIVATE_FORMAT_NAME
+
+    def _extra_meta(self):
+        return {"privacy": self.privacy}
 
     @classmethod
     def _from_contents(cls, path, meta, contents):
-        map_arrays = {k[len("map_"):]: v for k, v in contents.items() if k.startswith("map_")}
         try:
-            fmap = FeatureMap.from_state(meta["feature_map"], map_arrays)
-            return cls(fmap, contents["sum"], meta["count"], meta["privacy"], subsampling=meta.get("subsampling"))
+            return cls(_map_from(meta, contents), contents["sum"], meta["count"], meta["privacy"],
+                       subsampling=meta.get("subsampling"))
         except (KeyError, TypeError, ValueError) as exc:
             raise SketchFileError(f"{path}: inconsistent private sketch file ({exc})") from exc
 
