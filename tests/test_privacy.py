@@ -615,3 +615,29 @@ def test_poisson_subsampling_amplification(clean):
         make_private(clean, 0.5, data_fraction=0.0)
     with pytest.raises(ValueError, match="add_remove"):
         make_private(clean, 0.5, neighbouring="replace", data_fraction=0.5)
+
+
+def test_private_tools_reject_bad_input():
+    from pysketch.privacy.moments import private_mean_and_spread
+    from pysketch.privacy.subsampling import poisson_subsample
+    X = np.zeros((10, 2))
+    with pytest.raises(ValueError, match="outside"):
+        private_mean_and_spread(X + 5, 1.0, -1.0, 1.0)  # would silently void the sensitivity
+    with pytest.raises(ValueError, match="NaN"):
+        private_mean_and_spread(np.full((3, 2), np.nan), 1.0, -1.0, 1.0)
+    with pytest.raises(ValueError, match="2-D"):
+        private_mean_and_spread(np.zeros(3), 1.0, -1.0, 1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        private_mean_and_spread(X, -1.0, -1.0, 1.0)
+    with pytest.raises(ValueError, match="upper > lower"):
+        private_mean_and_spread(X, 1.0, 1.0, 1.0)
+    with pytest.raises(ValueError, match="n must be"):
+        poisson_subsample(-1, 0.5)
+    with pytest.raises(ValueError, match="epsilon"):
+        nsr.sketch_size_range(10, 10, 1e4, 0.0)
+    with pytest.raises(ValueError, match="delta"):
+        nsr.sketch_size_range(10, 10, 1e4, 1.0, delta=2.0)
+    with pytest.raises(ValueError, match="nsr_max"):
+        nsr.n0(100, 1.0, 0.0)
+    with pytest.raises(ValueError, match="n_clusters"):
+        nsr.nsr_max(100, 0, 10)

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .mechanisms import Laplace, noise_source
+from .mechanisms import Laplace, _check_epsilon, noise_source
 from .private_sketch import noisy_count
 
 __all__ = ["private_mean_and_spread"]
@@ -24,9 +24,21 @@ def private_mean_and_spread(X, epsilon, lower, upper, *, insecure_seed=None):
     """(mean (d,), spread) of the records of X (already inside [lower, upper]) with
     epsilon-DP under add/remove neighbours; spread is the root of the average
     per-coordinate variance (>= 0). The caller charges the budget."""
-    src = noise_source(insecure_seed)
+    epsilon = _check_epsilon(epsilon)
     X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"X must be a non-empty 2-D array (n, d), got shape {X.shape}")
     n, d = X.shape
+    lower = np.broadcast_to(np.asarray(lower, dtype=np.float64), (d,))
+    upper = np.broadcast_to(np.asarray(upper, dtype=np.float64), (d,))
+    if not (np.isfinite(lower).all() and np.isfinite(upper).all() and (upper > lower).all()):
+        raise ValueError("lower and upper must be finite with upper > lower in every coordinate")
+    if not np.isfinite(X).all():
+        raise ValueError("X contains NaN or infinity")
+    if ((X < lower) | (X > upper)).any():
+        # the sensitivities hold only inside the box: clip first (the estimators do, with a warning)
+        raise ValueError("X has records outside [lower, upper]; clip them to the public box first")
+    src = noise_source(insecure_seed)
     c0 = 0.5 * (lower + upper)
     h = 0.5 * (upper - lower)
     e = epsilon / 3.0

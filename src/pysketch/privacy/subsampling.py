@@ -48,6 +48,8 @@ def poisson_subsample(n, data_fraction, *, insecure_seed=None):
     floor(beta 2^64) / 2^64), from OS entropy (the selection must stay secret), or from a
     seeded generator with insecure_seed (tests)."""
     beta = _check_beta(data_fraction)
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"n must be a non-negative int, got {n!r}")
     n = int(n)
     threshold = np.uint64(min(math.floor(beta * 2.0 ** 64), 2 ** 64 - 1))
     if beta == 1.0:
