@@ -1,5 +1,6 @@
 """Argument checks shared by the Python modules (one wording everywhere)."""
 
+import math
 import numbers
 
 import numpy as np
@@ -16,3 +17,14 @@ def check_int(value, name, minimum=1):
     if value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}; got {value}")
     return value
+
+
+def check_positive(value, name, allow_none=False):
+    """A finite real number > 0 (not bool), returned as float; None passes when allowed.
+    ValueError naming the argument otherwise."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not (
+            math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return float(value)

@@ -59,7 +59,7 @@ import numbers
 import numpy as np
 
 from .. import _core
-from .._checks import check_int
+from .._checks import check_int, check_positive
 from .._random import as_generator
 from ..features import FeatureMap
 from ..sketch import Sketch
@@ -513,15 +513,6 @@ def _as_problem(source, mean_sketch):
     raise TypeError(f"problem must be a DecodingProblem, a Sketch or a FeatureMap, got {type(source).__name__}")
 
 
-def _check_positive(value, name, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value) \
-            or value <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
-
-
 def clamp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples=None, noise_var=None,
           init_var=None, n_init=5, init_iter=40, max_iter=30, n_em=8, em_steps=20, tol=1e-4, damping=0.5,
           method="grid", backend="cpp", random_state=None):
@@ -597,7 +588,7 @@ def clamp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples=
     max_iter = check_int(max_iter, "max_iter")
     n_em = check_int(n_em, "n_em", minimum=0)
     em_steps = check_int(em_steps, "em_steps")
-    tol = _check_positive(tol, "tol")
+    tol = check_positive(tol, "tol")
     if not (isinstance(damping, numbers.Real) and 0.0 < damping <= 1.0):
         raise ValueError(f"damping must be a number in (0, 1], got {damping!r}")
     if method not in ("grid", "laplace"):
@@ -606,7 +597,7 @@ def clamp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples=
         raise ValueError(f"backend must be 'cpp' or 'numpy', got {backend!r}")
     if n_samples is not None:
         count = check_int(n_samples, "n_samples")
-    noise_var = _check_positive(noise_var, "noise_var", allow_none=True)
+    noise_var = check_positive(noise_var, "noise_var", allow_none=True)
     if noise_var is None:
         noise_var = 0.5 / count if count else 1e-4
     d = prob.d
@@ -616,7 +607,7 @@ def clamp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples=
 
         lo, hi = _check_bounds(bounds, d)
     ctx = _Context(prob, noise_var, method, backend, float(damping))
-    init_var = _check_positive(init_var, "init_var", allow_none=True)
+    init_var = check_positive(init_var, "init_var", allow_none=True)
     kernel_var = d / float(np.mean(ctx.g * ctx.g))
     if init_var is None:
         init_var = kernel_var

@@ -59,6 +59,8 @@ from fractions import Fraction
 import numpy as np
 from scipy import optimize, special
 
+from .._checks import check_positive
+
 __all__ = [
     "Laplace",
     "Gaussian",
@@ -184,10 +186,7 @@ def sample_discrete_gaussian(sigma2, size, insecure_seed=None):
 # ---------------------------------------------------------------------- calibration
 
 def _check_epsilon(epsilon, name="epsilon"):
-    if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, numbers.Real) or not (
-            math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {epsilon!r}")
-    return float(epsilon)
+    return check_positive(epsilon, name)
 
 
 def _check_delta(delta, *, positive):
@@ -199,10 +198,7 @@ def _check_delta(delta, *, positive):
 
 
 def _check_sensitivity(sensitivity):
-    if isinstance(sensitivity, (bool, np.bool_)) or not isinstance(sensitivity, numbers.Real) or not (
-            math.isfinite(sensitivity) and sensitivity > 0):
-        raise ValueError(f"sensitivity must be a positive finite number, got {sensitivity!r}")
-    return float(sensitivity)
+    return check_positive(sensitivity, "sensitivity")
 
 
 def analytic_gaussian_delta(sigma, epsilon, sensitivity=1.0):

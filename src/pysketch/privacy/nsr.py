@@ -10,9 +10,9 @@ complex Gaussian 2 sigma^2: pitfall 15), alpha = r/m the feature-subsampling rat
 import math
 import numbers
 
-import numpy as np
 from scipy import optimize
 
+from .._checks import check_positive
 from .mechanisms import analytic_gaussian_sigma
 
 __all__ = ["DEFAULT_C0", "nsr_max", "nsr_public_count", "nsr_noisy_count", "noise_energy", "n0", "budget_split",
@@ -21,17 +21,10 @@ __all__ = ["DEFAULT_C0", "nsr_max", "nsr_public_count", "nsr_noisy_count", "nois
 DEFAULT_C0 = 3.0
 
 
-def _positive(value, name):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not (
-            math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
-
-
 def nsr_max(m, n_clusters, d):
     """The empirical success threshold of compressive k-means with CL-OMPR:
     NSR <= m / (10^3 k d), valid for m >= 2kd ([P] Fig. 5, eq. (29); notes 6.4)."""
-    return _positive(m, "m") / (1e3 * _positive(n_clusters, "n_clusters") * _positive(d, "d"))
+    return check_positive(m, "m") / (1e3 * check_positive(n_clusters, "n_clusters") * check_positive(d, "d"))
 
 
 def nsr_public_count(n, m, sigma_xi2, *, c0=DEFAULT_C0, alpha=1.0, beta=1.0):
@@ -65,7 +58,7 @@ def n0(m, epsilon, nsr_max_value):
     """The size from which the private sketch is useful, m max(1/NSR_max, 1/(eps
     sqrt(NSR_max))) ([P] eq. (26), notes sec. 5): the public n at which the budget
     split is optimized when no lower bound on n is known."""
-    m, epsilon, nsr_max_value = _positive(m, "m"), _positive(epsilon, "epsilon"), _positive(nsr_max_value, "nsr_max")
+    m, epsilon, nsr_max_value = check_positive(m, "m"), check_positive(epsilon, "epsilon"), check_positive(nsr_max_value, "nsr_max")
     return m * max(1.0 / nsr_max_value, 1.0 / (epsilon * math.sqrt(nsr_max_value)))
 
 
@@ -76,7 +69,7 @@ def budget_split(m, epsilon, n, *, delta=0.0, mechanism="laplace", features_per_
     term, can be off by up to 5x in NSR). The count noise is Laplace(1/((1-gamma) eps)),
     sigma_zeta^2 = 2 / ((1-gamma) eps)^2."""
     for name, v in (("m", m), ("epsilon", epsilon), ("n", n)):
-        _positive(v, name)
+        check_positive(v, name)
     r = m if features_per_record is None else features_per_record
     alpha = r / m
 
@@ -96,9 +89,9 @@ def sketch_size_range(n_clusters, d, n, epsilon, *, delta=0.0):
     6.5) for pure DP; with delta > 0 the Gaussian noise no longer grows with m
     ([derived] notes 6.5) and the upper end is infinite. upper < lower means n is too
     small for this epsilon (n < sqrt(2 10^3) k d / eps)."""
-    kd = _positive(n_clusters, "n_clusters") * _positive(d, "d")
-    _positive(n, "n")
-    _positive(epsilon, "epsilon")
+    kd = check_positive(n_clusters, "n_clusters") * check_positive(d, "d")
+    check_positive(n, "n")
+    check_positive(epsilon, "epsilon")
     if not (isinstance(delta, numbers.Real) and 0 <= delta < 1):
         raise ValueError(f"delta must be a number in [0, 1), got {delta!r}")
     if delta > 0:
