@@ -212,6 +212,27 @@ def test_new_arrays_of_64_kib_or_more_are_64_byte_aligned():
         assert y.__array_interface__["data"][0] % 64 == 0
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(16,), (1, 16), (3, 1024), (1024, 4), (2047, 8), (16, 1024), (1 << 15,)])
+@pytest.mark.parametrize("normalized", [False, True, np.True_])
+def test_short_calls_agree_with_the_general_path(shape, dtype, normalized):
+    # Short plain calls are served in one step by the core (_core.fwht_fast), the rest by
+    # the Python wrapper: a strided view of the same values takes the general path, and both
+    # must give the same bits, a new writeable C-contiguous array, and leave x untouched.
+    x = random(shape, dtype, seed=3)
+    wide = np.zeros(shape[:-1] + (2 * shape[-1],), dtype)
+    wide[..., : shape[-1]] = x
+    general = fwht(wide[..., : shape[-1]], normalized=normalized)
+    before = x.copy()
+    y = fwht(x, normalized=normalized)
+    np.testing.assert_array_equal(x, before)
+    assert y.dtype == dtype and y.shape == shape and y.flags.c_contiguous and y.flags.writeable
+    assert y.base is None or not np.shares_memory(y, x)
+    np.testing.assert_array_equal(y, general)
+    assert fwht(x, out=x, normalized=normalized) is x
+    np.testing.assert_array_equal(x, general)
+
+
 def _peak_bytes_during(fn):
     tracemalloc.start()
     try:

@@ -111,6 +111,13 @@ def fwht(x, *, normalized=False, out=None, check_finite=True):
     True
     >>> _ = fwht(x, out=x)  # in place
     """
+    # The common calls on short arrays, all in C++ (see _core.fwht_fast).
+    done = _core.fwht_fast(x, out, normalized, check_finite)
+    if done is not None:
+        if done is False:
+            _warn_overflow(stacklevel=3)
+            return x
+        return done
     # Fast path for the common calls (about 1 us less per call than the general path
     # below, which matters for batches of short rows): a C-contiguous, aligned, non-empty
     # float32/float64 array of 1 or 2 dimensions, out None or x itself, plain bool flags.
