@@ -84,6 +84,19 @@ std::size_t group_rows(int log_dp)
 // Minimum work (rows x outputs) before the threads are woken.
 inline constexpr std::size_t parallel_min_outputs = std::size_t{1} << 16;
 
+// to[r][i] = from[r][perm[i]] for rows of dp values. Kept out of line: inlined into
+// forward_block, it was compiled into a loop 15% slower whenever the code around it changed.
+template <class T>
+__attribute__((noinline)) void gather_rows(const T *from, T *to, std::size_t rows, std::size_t dp,
+                                           const std::int32_t *perm)
+{
+    for (std::size_t r = 0; r < rows; ++r) {
+        const T *f = from + r * dp;
+        T *t = to + r * dp;
+        for (std::size_t i = 0; i < dp; ++i) t[i] = f[perm[i]];
+    }
+}
+
 // The forward map of block k on `rows` rows: from src (row stride src_stride; padded
 // rows of dp values, or buf itself) to dst (row stride dst_stride: the output when the
 // whole block is kept, else buf). buf and tmp (rows x dp each) are scratch; the first
@@ -97,18 +110,17 @@ void forward_block(const Structured<T> &op, std::size_t k, const T *src, std::pt
     const std::size_t off = k * dp;
     if (op.kind == Kind::fastfood) {
         hadamard::transform_diag<T>(src, src_stride, buf, ds, rows, op.log_dp, op.a + off, nullptr);
-        const std::int32_t *perm = op.perm + off;
-        for (std::size_t r = 0; r < rows; ++r) {
-            const T *from = buf + r * dp;
-            T *to = tmp + r * dp;
-            for (std::size_t i = 0; i < dp; ++i) to[i] = from[perm[i]];
-        }
+        gather_rows(buf, tmp, rows, dp, op.perm + off);
         hadamard::transform_diag<T>(tmp, ds, dst, dst_stride, rows, op.log_dp, op.b + off, op.post + off);
         return;
     }
-    hadamard::transform_diag<T>(src, src_stride, buf, ds, rows, op.log_dp, op.a + off, nullptr);
-    hadamard::transform_diag<T>(buf, ds, buf, ds, rows, op.log_dp, op.b + off, nullptr);
-    hadamard::transform_diag<T>(buf, ds, dst, dst_stride, rows, op.log_dp, op.c + off, op.post + off);
+    // Each inner diagonal is multiplied in as the previous transform stores its results
+    // rather than as the next one loads them: the same products, rounded the same way,
+    // but the last pass of a transform has idle multipliers while the first one (the
+    // in-register levels) keeps them busy; about 4% faster per block at dp = 1024.
+    hadamard::transform_diag<T>(src, src_stride, buf, ds, rows, op.log_dp, op.a + off, op.b + off);
+    hadamard::transform_diag<T>(buf, ds, buf, ds, rows, op.log_dp, nullptr, op.c + off);
+    hadamard::transform_diag<T>(buf, ds, dst, dst_stride, rows, op.log_dp, nullptr, op.post + off);
 }
 
 // The adjoint of block k: buf (rows x dp, zero-padded outputs of the block) becomes the
@@ -131,9 +143,9 @@ void adjoint_block(const Structured<T> &op, std::size_t k, T *buf, T *tmp, std::
         hadamard::transform_diag<T>(tmp, ds, buf, ds, rows, op.log_dp, nullptr, op.a + off);
         return;
     }
-    hadamard::transform_diag<T>(buf, ds, buf, ds, rows, op.log_dp, op.post + off, nullptr);
-    hadamard::transform_diag<T>(buf, ds, buf, ds, rows, op.log_dp, op.c + off, nullptr);
-    hadamard::transform_diag<T>(buf, ds, buf, ds, rows, op.log_dp, op.b + off, op.a + off);
+    hadamard::transform_diag<T>(buf, ds, buf, ds, rows, op.log_dp, op.post + off, op.c + off);  // as in forward_block
+    hadamard::transform_diag<T>(buf, ds, buf, ds, rows, op.log_dp, nullptr, op.b + off);
+    hadamard::transform_diag<T>(buf, ds, buf, ds, rows, op.log_dp, nullptr, op.a + off);
 }
 
 // Per-thread scratch memory, kept between calls (no allocation or zeroing per call).
