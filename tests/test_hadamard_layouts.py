@@ -215,8 +215,8 @@ def test_new_arrays_of_64_kib_or_more_are_64_byte_aligned():
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(16,), (1, 16), (3, 1024), (1024, 4), (2047, 8), (16, 1024), (1 << 15,)])
 @pytest.mark.parametrize("normalized", [False, True, np.True_])
-def test_short_calls_agree_with_the_general_path(shape, dtype, normalized):
-    # Short plain calls are served in one step by the core (_core.fwht_fast), the rest by
+def test_plain_calls_agree_with_the_general_path(shape, dtype, normalized):
+    # Plain calls are served in one step by the core (_core.fwht_fast), the rest by
     # the Python wrapper: a strided view of the same values takes the general path, and both
     # must give the same bits, a new writeable C-contiguous array, and leave x untouched.
     x = random(shape, dtype, seed=3)

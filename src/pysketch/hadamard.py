@@ -111,43 +111,17 @@ def fwht(x, *, normalized=False, out=None, check_finite=True):
     True
     >>> _ = fwht(x, out=x)  # in place
     """
-    # The common calls on short arrays, all in C++ (see _core.fwht_fast).
+    # The common calls (a C-contiguous, aligned, non-empty float32/float64 ndarray of 1 or
+    # 2 dimensions, out None or x itself, plain bool flags) are done by the core in one
+    # step, about 0.6 us faster than the checks below (see _core.fwht_fast). Anything
+    # else, and any input that is not finite, takes the general path: the same result,
+    # with every check and message.
     done = _core.fwht_fast(x, out, normalized, check_finite)
     if done is not None:
-        if done is False:
+        if done is False:  # in place, overflowed
             _warn_overflow(stacklevel=3)
             return x
         return done
-    # Fast path for the common calls (about 1 us less per call than the general path
-    # below, which matters for batches of short rows): a C-contiguous, aligned, non-empty
-    # float32/float64 array of 1 or 2 dimensions, out None or x itself, plain bool flags.
-    # Anything else takes the general path: the same result, with every check.
-    if (
-        type(x) is np.ndarray
-        and (out is None or out is x)
-        and (normalized is False or normalized is True)
-        and (check_finite is True or check_finite is False)
-        and (x.dtype is _FLOAT32 or x.dtype is _FLOAT64)
-        and 1 <= x.ndim <= 2
-        and x.size
-    ):
-        n = x.shape[-1]
-        flags = x.flags
-        if n & (n - 1) == 0 and n <= 1 << _MAX_LOG_N and flags.c_contiguous and flags.aligned:
-            scale = 1.0 / math.sqrt(n) if normalized else 1.0
-            rows = x if x.ndim == 2 else x.reshape(1, n)
-            if out is None:
-                y = _empty_aligned(x.shape, x.dtype)
-                if not _core.fwht_out(rows, y if x.ndim == 2 else y.reshape(1, n), scale) and check_finite:
-                    _check_input(x)
-                return y
-            if flags.writeable:
-                # In place: look at x before overwriting it, never after.
-                if check_finite and not _core.all_finite(rows):
-                    _raise_not_finite()
-                if not _core.fwht(rows, scale) and check_finite:
-                    _warn_overflow(stacklevel=3)
-                return x
 
     if not isinstance(normalized, (bool, np.bool_)):
         raise TypeError(f"normalized must be True or False, got {normalized!r}")

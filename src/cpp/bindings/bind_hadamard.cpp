@@ -59,18 +59,39 @@ bool all_finite(const py::array &a)
     });
 }
 
-// The common calls of pysketch.fwht in one step, for short arrays where the checks of
-// the Python wrapper would cost several times the transform (about 0.6 us of Python
-// against 0.1 us here). x must be exactly a numpy.ndarray of float32 or float64, with 1
+// The common calls of pysketch.fwht in one step: the checks of the Python wrapper cost
+// about 0.6 us, several times the transform of a short array, against 0.1 us here. x must be exactly a numpy.ndarray of float32 or float64, with 1
 // or 2 dimensions, C-contiguous, aligned and not empty; out None (a new array) or x
 // itself (in place, x writeable); normalized and check_finite the bool objects True or
-// False; a new result under fast_new_max_bytes. Returns
+// False. A new result of aligned_from_bytes or more starts on a 64-byte boundary, as the
+// Python wrapper's (_empty_aligned). Returns
 //   the result array      done;
 //   None                  not such a call, or (check_finite) x holds NaN or infinity, or an
 //                         out-of-place result is not finite: nothing visible was changed, and
 //                         the caller takes its general path (which raises or warns);
 //   False                 done in place, but the result overflowed (check_finite): warn.
-constexpr std::size_t fast_new_max_bytes = std::size_t{1} << 16;
+constexpr std::size_t aligned_from_bytes = std::size_t{1} << 16;
+constexpr std::size_t alignment_bytes = 64;
+
+// An uninitialized C-contiguous array from numpy's allocator (so tracemalloc and numpy's
+// memory hooks see it), 64-byte aligned from aligned_from_bytes on: a view at the right
+// offset into a slightly larger byte array.
+template <class T>
+py::array_t<T> empty_result(const std::vector<py::ssize_t> &shape, std::size_t count)
+{
+    const std::size_t nbytes = count * sizeof(T);
+    if (nbytes < aligned_from_bytes) return py::array_t<T>(shape);
+    py::array_t<std::uint8_t> raw(static_cast<py::ssize_t>(nbytes + alignment_bytes));
+    const auto address = reinterpret_cast<std::uintptr_t>(raw.data());
+    const std::size_t offset = (alignment_bytes - address % alignment_bytes) % alignment_bytes;
+    std::vector<py::ssize_t> strides(shape.size());
+    py::ssize_t step = sizeof(T);
+    for (std::size_t i = shape.size(); i-- > 0;) {
+        strides[i] = step;
+        step *= shape[i];
+    }
+    return py::array_t<T>(shape, strides, reinterpret_cast<const T *>(raw.data() + offset), raw);
+}
 
 py::object fwht_fast(py::handle x, py::handle out, py::handle normalized, py::handle check_finite)
 {
@@ -97,8 +118,6 @@ py::object fwht_fast(py::handle x, py::handle out, py::handle normalized, py::ha
     const auto rows = ndim == 2 ? static_cast<std::size_t>(proxy->dimensions[0]) : std::size_t{1};
     if (n == 0 || rows == 0 || (n & (n - 1)) != 0 || n > (std::size_t{1} << pysketch::hadamard::max_log_n))
         return py::none();
-    const std::size_t itemsize = is_f32 ? sizeof(float) : sizeof(double);
-    if (!in_place && rows * n * itemsize >= fast_new_max_bytes) return py::none();
     int log_n = 0;
     while ((std::size_t{1} << log_n) < n) ++log_n;
     const bool check = check_finite.ptr() == Py_True;
@@ -121,7 +140,7 @@ py::object fwht_fast(py::handle x, py::handle out, py::handle normalized, py::ha
             return py::reinterpret_borrow<py::object>(x);
         }
         std::vector<py::ssize_t> shape(proxy->dimensions, proxy->dimensions + ndim);
-        py::array_t<T> y(shape);
+        py::array_t<T> y = empty_result<T>(shape, rows * n);
         bool finite;
         {
             std::optional<py::gil_scoped_release> unlocked;
