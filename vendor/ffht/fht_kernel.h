@@ -35,7 +35,11 @@
  *  - radix passes: up to 4 further levels per pass on columns of 2^r vectors a
  *    power-of-two stride apart; at most 3 when the stride is 4 KiB or more, because
  *    16 lines 4 KiB apart share one set of an 8-way L1 and evict each other;
- *  - above 2^FHT_LEAF elements the row is cut into chunks that are transformed
+ *  - above 2^FHT_LEAF elements, on the SIMD paths, rows of up to 512 KiB go through
+ *    the block kernel (blocks_): 4 KiB chunks, each a base pass and a radix pass, with
+ *    up to two radix-4 passes joining them run inside the same loop as the chunks'
+ *    base passes, then radix passes over the whole row for the remaining levels;
+ *    longer rows (and the portable path) are cut into chunks that are transformed
  *    recursively (each fits a faster cache level), then a radix pass joins them.
  * Every level is applied in increasing stride order on every path, so the rounding,
  * and hence the result, is identical across instruction sets.
@@ -717,13 +721,14 @@ static void FHT_NAME(leaf)(FHT_T *dst, const FHT_T *src, int L, const FHT_T *pre
     FHT_NAME(upper)(dst, n, FHT_W_ << FHT_LR, rest_plain, post);
 }
 
-/* One row, L >= FHT_LW + FHT_LR. Above the leaf size the row is cut into chunks of
- * 2^(L-3) elements, transformed recursively, and joined by one radix-8 pass over the
- * whole row: three levels is the most a pass can take at the large (multiple of
- * 4 KiB) strides involved without L1 set conflicts, and taking three at each step
- * minimises the number of passes over the slower caches. (Measured on Zen 4 against
- * chunks of 2^(L-4) and of L2 size joined by radix-4 passes: 5-9% faster at 2^16 to
- * 2^20.) */
+/* One row, L >= FHT_LW + FHT_LR. Above the leaf size, a row of at most 2^FHT_BIG_
+ * elements is one call of the block kernel plus radix passes for the levels it leaves;
+ * a longer row is cut into chunks of 2^(L-3) elements, transformed recursively, and
+ * joined by one radix-8 pass over the whole row: three levels is the most a pass can
+ * take at the large (multiple of 4 KiB) strides involved without L1 set conflicts, and
+ * taking three at each step minimises the number of passes over the slower caches.
+ * (Measured on Zen 4 against chunks of 2^(L-4) and of L2 size joined by radix-4
+ * passes: 5-9% faster at 2^16 to 2^20.) */
 static void FHT_NAME(rec)(FHT_T *dst, const FHT_T *src, int L, const FHT_T *pre, const FHT_T *post)
 {
     if (L <= FHT_LEAF) {
@@ -734,8 +739,12 @@ static void FHT_NAME(rec)(FHT_T *dst, const FHT_T *src, int L, const FHT_T *pre,
 #ifdef FHT_PLR_
     if (L <= FHT_BIG_) {
         /* Joins hidden under the chunks' base passes cost about half as much per level
-         * as a radix pass of their own, but the last join over the row must run alone:
-         * radix-8 (3 levels) is the cheapest per level, radix-2 the dearest. */
+         * as a radix pass of their own, but whatever is left after them runs alone, and
+         * there radix-8 is the cheapest per level, radix-2 the dearest (2.9, 2.3 and
+         * 2.5 cycles a vector for radix-8, 4 and 2 on Zen 4). So with rem levels above
+         * the chunk: 3 = a radix-8 pass; 4 = two joins; 5 = one join and radix-8;
+         * 6, 7 = two joins and radix-4 or 8. (At rem = 3 and 5, joins followed by
+         * a radix-2 pass were measured 8-14% slower.) */
         const int rem = L - FHT_BC_;
         const int m = rem <= 3 ? 0 : rem == 5 ? 1 : 2;
         const int lb = FHT_BC_ + m * FHT_BRJ_;
@@ -796,6 +805,12 @@ void FHT_NAME(batch)(FHT_T *dst, ptrdiff_t dst_stride, const FHT_T *src, ptrdiff
         const int rr = L - FHT_LW - FHT_FLB_;
         if (rr >= 1 && rr <= 5 && L <= FHT_LEAF && count > r) {
             FHT_NAME(fused)(dst, dst_stride, src, src_stride, count, rr, pre, post);
+            return;
+        }
+        /* Rows that are exactly one row of the block kernel go through it together, so
+         * that only the last row's joins run alone. */
+        if (L > FHT_LEAF && L <= FHT_BIG_ && L == FHT_BC_ + 2 * FHT_BRJ_ && count > r) {
+            FHT_NAME(blocks)(dst, dst_stride, src, src_stride, count, 2, pre, post, 0);
             return;
         }
     }
