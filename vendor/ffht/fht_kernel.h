@@ -55,6 +55,9 @@
 #define FHT_W_ ((size_t)1 << FHT_LW)
 #define FHT_LOGSZ_ (sizeof(FHT_T) == 8 ? 3 : sizeof(FHT_T) == 4 ? 2 : 0)
 #define FHT_LEAF (FHT_LEAF_BYTES - FHT_LOGSZ_)
+#ifndef FHT_BLOCKS
+#define FHT_BLOCKS 0 /* the block kernel for long rows (see blocks_) */
+#endif
 
 /* --------------------------------------------------------------- register blocks */
 
@@ -447,6 +450,11 @@ FHT_NOINLINE void FHT_NAME(fused)(FHT_T *dst, ptrdiff_t ds, const FHT_T *src, pt
 
 /* --------------------------------------------------------------- blocks of long rows */
 
+/* The including file sets FHT_BLOCKS to 1 where the block kernel was measured faster
+ * (AVX-512 on Zen 4). With 16 registers (AVX2) the two pipelined base blocks and a
+ * join column no longer fit, and it ran 10-25% slower than the recursion in rec. */
+#if FHT_BLOCKS
+
 /* Long rows are built from chunks of 2^FHT_BC_ elements (4 KiB of float or double on
  * AVX-512), each one pipelined base pass and one radix-2^FHT_BRR_ pass at the stride of
  * a base block, as in fused_pipe_. Then come join passes of radix 2^FHT_BRJ_ at the
@@ -609,6 +617,7 @@ FHT_NOINLINE void FHT_NAME(blocks)(FHT_T *dst, ptrdiff_t ds, const FHT_T *src, p
     }
 }
 #undef FHT_BLOCKS_
+#endif /* FHT_BLOCKS */
 #endif
 
 /* A row shorter than one plain base block but at least one vector: 2^c vectors. */
@@ -736,7 +745,7 @@ static void FHT_NAME(rec)(FHT_T *dst, const FHT_T *src, int L, const FHT_T *pre,
         return;
     }
     const size_t n = (size_t)1 << L;
-#ifdef FHT_PLR_
+#if defined(FHT_PLR_) && FHT_BLOCKS
     if (L <= FHT_BIG_) {
         /* Joins hidden under the chunks' base passes cost about half as much per level
          * as a radix pass of their own, but whatever is left after them runs alone, and
@@ -809,10 +818,12 @@ void FHT_NAME(batch)(FHT_T *dst, ptrdiff_t dst_stride, const FHT_T *src, ptrdiff
         }
         /* Rows that are exactly one row of the block kernel go through it together, so
          * that only the last row's joins run alone. */
+#if FHT_BLOCKS
         if (L > FHT_LEAF && L <= FHT_BIG_ && L == FHT_BC_ + 2 * FHT_BRJ_ && count > r) {
             FHT_NAME(blocks)(dst, dst_stride, src, src_stride, count, 2, pre, post, 0);
             return;
         }
+#endif
     }
 #endif
     for (; r < count; r++)
@@ -832,6 +843,7 @@ void FHT_NAME(batch)(FHT_T *dst, ptrdiff_t dst_stride, const FHT_T *src, ptrdiff
 #undef FHT_FLB_
 #endif
 #undef FHT_FUSED_PIPE
+#undef FHT_BLOCKS
 #ifdef FHT_BC_
 #undef FHT_BRR_
 #undef FHT_BRJ_
