@@ -46,6 +46,7 @@ FHT_INLINE_ __m512d fht_avx512_inreg_f64(__m512d x, const int l)
 #define FHT_INREG1(v, l) fht_avx512_inreg_f32((v), (l))
 #define FHT_NAME(x) fht_##x##_avx512_f32
 #define FHT_FUSED_PIPE 1
+#define FHT_BLOCKS 1
 #include "fht_kernel.h"
 #undef FHT_T
 #undef FHT_V
@@ -70,4 +71,5 @@ FHT_INLINE_ __m512d fht_avx512_inreg_f64(__m512d x, const int l)
 #define FHT_SUB_X(a, b) _mm512_fnmadd_pd((b), _mm512_set1_pd(1.0), (a))
 #define FHT_INREG1(v, l) fht_avx512_inreg_f64((v), (l))
 #define FHT_NAME(x) fht_##x##_avx512_f64
+#define FHT_BLOCKS 1
 #include "fht_kernel.h"

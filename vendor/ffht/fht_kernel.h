@@ -35,7 +35,11 @@
  *  - radix passes: up to 4 further levels per pass on columns of 2^r vectors a
  *    power-of-two stride apart; at most 3 when the stride is 4 KiB or more, because
  *    16 lines 4 KiB apart share one set of an 8-way L1 and evict each other;
- *  - above 2^FHT_LEAF elements the row is cut into chunks that are transformed
+ *  - above 2^FHT_LEAF elements, on the SIMD paths, rows of up to 512 KiB go through
+ *    the block kernel (blocks_): 4 KiB chunks, each a base pass and a radix pass, with
+ *    up to two radix-4 passes joining them run inside the same loop as the chunks'
+ *    base passes, then radix passes over the whole row for the remaining levels;
+ *    longer rows (and the portable path) are cut into chunks that are transformed
  *    recursively (each fits a faster cache level), then a radix pass joins them.
  * Every level is applied in increasing stride order on every path, so the rounding,
  * and hence the result, is identical across instruction sets.
@@ -51,6 +55,9 @@
 #define FHT_W_ ((size_t)1 << FHT_LW)
 #define FHT_LOGSZ_ (sizeof(FHT_T) == 8 ? 3 : sizeof(FHT_T) == 4 ? 2 : 0)
 #define FHT_LEAF (FHT_LEAF_BYTES - FHT_LOGSZ_)
+#ifndef FHT_BLOCKS
+#define FHT_BLOCKS 0 /* the block kernel for long rows (see blocks_) */
+#endif
 
 /* --------------------------------------------------------------- register blocks */
 
@@ -440,6 +447,177 @@ FHT_NOINLINE void FHT_NAME(fused)(FHT_T *dst, ptrdiff_t ds, const FHT_T *src, pt
 }
 #undef FHT_FUSED_
 #undef FHT_FUSED_FN_
+
+/* --------------------------------------------------------------- blocks of long rows */
+
+/* The including file sets FHT_BLOCKS to 1 where the block kernel was measured faster
+ * (AVX-512 on Zen 4). With 16 registers (AVX2) the two pipelined base blocks and a
+ * join column no longer fit, and it ran 10-25% slower than the recursion in rec. */
+#if FHT_BLOCKS
+
+/* Long rows are built from chunks of 2^FHT_BC_ elements (4 KiB of float or double on
+ * AVX-512), each one pipelined base pass and one radix-2^FHT_BRR_ pass at the stride of
+ * a base block, as in fused_pipe_. Then come join passes of radix 2^FHT_BRJ_ at the
+ * strides of 1, 2^FHT_BRJ_, 2^(2 FHT_BRJ_), .. chunks. */
+#ifndef FHT_BRR_
+#define FHT_BRR_ 3
+#endif
+#ifndef FHT_BRJ_
+#define FHT_BRJ_ 2
+#endif
+#define FHT_BC_ (FHT_LW + FHT_FLB_ + FHT_BRR_)
+
+/* Join k (1-based) of the block kernel below during step t: the block it works on (NULL
+ * if none), with its first column index in *j0. A join-k block spans pk = 2^(k FHT_BRJ_)
+ * chunks and becomes ready when join k - 1 has finished its last sub-block, dk =
+ * 2^FHT_BRJ_ + .. + 2^((k-1) FHT_BRJ_) steps after its last chunk was transformed; it is
+ * then done over the next pk steps, 1/pk of its columns per step. */
+FHT_INLINE FHT_T *FHT_NAME(join_at_)(FHT_T *dst, ptrdiff_t ds, const FHT_T *post, ptrdiff_t ps, const FHT_T **px,
+                                      size_t nch, const int m, const int k, size_t t, size_t *j0)
+{
+    const size_t C = (size_t)1 << FHT_BC_;
+    const size_t pk = (size_t)1 << (k * FHT_BRJ_);
+    size_t dk = 0;
+    for (int i = 1; i < k; i++) dk += (size_t)1 << (i * FHT_BRJ_);
+    if (t < pk + dk + 1) return NULL;
+    const size_t Jk = (t - dk - 1) / pk - 1, q = (t - dk - 1) % pk;
+    if (Jk >= nch / pk) return NULL;
+    const size_t per_row = (size_t)1 << ((m - k) * FHT_BRJ_); /* join-k blocks per row */
+    const size_t row = Jk / per_row, off = (Jk % per_row) * pk * C;
+    *px = post ? post + (ptrdiff_t)row * ps + off : NULL;
+    /* Join 2 sweeps its block starting 2/pk of the way in: its columns then fall in other
+     * L1 sets than those of join 1 in the same step (in step with them, each set
+     * would take 4 lines of each on top of the chunk's: 10 lines in 8 ways, and the
+     * kernel ran 1.7x slower). */
+    *j0 = (q + (k - 1) * 2) % pk * ((C << ((k - 1) * FHT_BRJ_)) / FHT_W_ / pk);
+    return dst + (ptrdiff_t)row * ds + off;
+}
+
+/* Columns [j0 + b*nc/NB, j0 + (b+1)*nc/NB) of join k, nc = its columns per step. */
+FHT_INLINE void FHT_NAME(join_cols_)(FHT_T *x, const FHT_T *px, size_t j0, const int k, int b, const int dq)
+{
+    enum { NB = 1 << FHT_BRR_ };
+    const size_t s = ((size_t)1 << FHT_BC_) << ((k - 1) * FHT_BRJ_); /* stride = columns * W */
+    const size_t nc = s / FHT_W_ >> (k * FHT_BRJ_);
+    for (size_t j = j0 + b * nc / NB; j < j0 + (b + 1) * nc / NB; j++)
+        FHT_NAME(col)(x + j * FHT_W_, s, FHT_BRJ_, dq ? px + j * FHT_W_ : NULL, dq);
+}
+
+/* count rows of 2^(FHT_BC_ + m FHT_BRJ_) elements (m = 1 or 2), row J read from
+ * src + J*ss (times pre + J*ps when dp) and written to dst + J*ds (times post + J*ps
+ * when dq, by the last join). All chunks of all rows form one instruction stream: the
+ * base pass of chunk t runs interleaved, base block by base block, with the radix pass
+ * of chunk t - 1 (the adders and stores of one overlap the shuffles and FMAs of the
+ * other), and with a share of each join pass of blocks finished earlier. A radix pass
+ * alone is bound by stores and by the caches (2.3-2.9 cycles a vector on Zen 4, with
+ * idle FP units); hidden under the base pass a radix-4 join costs about 0.8. Only the
+ * joins of the last blocks run alone, after the last chunk. A join column takes at most
+ * 4 lines of one L1 set: radix-8 columns at a 4 KiB stride (8 lines in one set of the
+ * 8-way L1) evict the chunk being transformed and made this kernel 1.5x slower. Each
+ * element still goes through its levels in increasing stride order. */
+FHT_INLINE void FHT_NAME(blocks_)(FHT_T *dst, ptrdiff_t ds, const FHT_T *src, ptrdiff_t ss, size_t count, const int m,
+                                   const FHT_T *pre, const FHT_T *post, ptrdiff_t ps, const int dp, const int dq)
+{
+    enum { R = 1 << FHT_FLB_, NB = 1 << FHT_BRR_ };
+    const size_t B = FHT_W_ << FHT_FLB_;   /* elements per base block */
+    const size_t C = (size_t)1 << FHT_BC_; /* elements per chunk */
+    const int lpr = m * FHT_BRJ_;          /* log2 chunks per row */
+    const size_t nch = count << lpr;
+    size_t tail = 0; /* steps after the last chunk until the last join is done */
+    for (int i = 1; i <= m; i++) tail += (size_t)1 << (i * FHT_BRJ_);
+    FHT_V v[16], w[16];
+/* chunk c of array p whose rows lie st apart */
+#define FHT_CHUNK_(p, st, c) ((p) + (ptrdiff_t)((c) >> lpr) * (st) + ((c) & (((size_t)1 << lpr) - 1)) * C)
+#pragma GCC unroll 16
+    for (int k = 0; k < R; k++) {
+        v[k] = FHT_LOAD(src + (size_t)k * FHT_W_);
+        if (dp) v[k] = FHT_MUL(v[k], FHT_LOAD(pre + (size_t)k * FHT_W_));
+    }
+#pragma GCC unroll 4
+    for (int l = 0; l < FHT_LW; l++) {
+#pragma GCC unroll 16
+        for (int k = 0; k < R; k++) v[k] = FHT_INREG1(v[k], l);
+    }
+    for (size_t t = 0; t <= nch + tail; t++) {
+        FHT_T *out = t < nch ? FHT_CHUNK_(dst, ds, t) : NULL;
+        FHT_T *prev = t && t <= nch ? FHT_CHUNK_(dst, ds, t - 1) : NULL;
+        const FHT_T *p1 = NULL, *p2 = NULL;
+        size_t j1 = 0, j2 = 0;
+        FHT_T *x1 = m > 0 ? FHT_NAME(join_at_)(dst, ds, post, ps, &p1, nch, m, 1, t, &j1) : NULL;
+        FHT_T *x2 = m > 1 ? FHT_NAME(join_at_)(dst, ds, post, ps, &p2, nch, m, 2, t, &j2) : NULL;
+#pragma GCC unroll 8
+        for (int b = 0; b < NB; b++) {
+            if (out) {
+                const FHT_T *next = NULL, *pnext = NULL;
+                if (b + 1 < NB) {
+                    next = FHT_CHUNK_(src, ss, t) + (b + 1) * B;
+                    if (dp) pnext = FHT_CHUNK_(pre, ps, t) + (b + 1) * B;
+                } else if (t + 1 < nch) {
+                    next = FHT_CHUNK_(src, ss, t + 1);
+                    if (dp) pnext = FHT_CHUNK_(pre, ps, t + 1);
+                }
+                if (next) {
+#pragma GCC unroll 16
+                    for (int k = 0; k < R; k++) {
+                        w[k] = FHT_LOAD(next + (size_t)k * FHT_W_);
+                        if (dp) w[k] = FHT_MUL(w[k], FHT_LOAD(pnext + (size_t)k * FHT_W_));
+                    }
+#pragma GCC unroll 4
+                    for (int st = 0; st < 4; st++) {
+                        if (st < FHT_LW) {
+#pragma GCC unroll 16
+                            for (int k = 0; k < R; k++) w[k] = FHT_INREG1(w[k], st);
+                        }
+                        if (st < FHT_FLB_) {
+                            FHT_CROSS_(v, R, st, FHT_SUB)
+                        }
+                    }
+                } else {
+#pragma GCC unroll 4
+                    for (int st = 0; st < FHT_FLB_; st++) {
+                        FHT_CROSS_(v, R, st, FHT_SUB)
+                    }
+                }
+#pragma GCC unroll 16
+                for (int k = 0; k < R; k++) FHT_STORE(out + b * B + (size_t)k * FHT_W_, v[k]);
+#pragma GCC unroll 16
+                for (int k = 0; k < R; k++) v[k] = w[k];
+            }
+            if (prev)
+                for (int i = b * R / NB; i < (b + 1) * R / NB; i++)
+                    FHT_NAME(col)(prev + i * FHT_W_, B, FHT_BRR_, NULL, 0);
+            if (x1) FHT_NAME(join_cols_)(x1, p1, j1, 1, b, dq && m == 1);
+            if (x2) FHT_NAME(join_cols_)(x2, p2, j2, 2, b, dq);
+        }
+    }
+#undef FHT_CHUNK_
+}
+
+/* log2 of the elements of the longest row done as blocks plus radix passes over the
+ * whole row: 512 KiB, half of the L2; longer rows are cut into such rows first. */
+#ifndef FHT_BIG_L2_
+#define FHT_BIG_L2_ 19
+#endif
+#define FHT_BIG_ (FHT_BIG_L2_ - FHT_LOGSZ_)
+
+#define FHT_BLOCKS_(m_)                                                                             \
+    if (pre && post) FHT_NAME(blocks_)(dst, ds, src, ss, count, (m_), pre, post, ps, 1, 1);         \
+    else if (pre) FHT_NAME(blocks_)(dst, ds, src, ss, count, (m_), pre, NULL, ps, 1, 0);           \
+    else if (post) FHT_NAME(blocks_)(dst, ds, src, ss, count, (m_), NULL, post, ps, 0, 1);         \
+    else FHT_NAME(blocks_)(dst, ds, src, ss, count, (m_), NULL, NULL, ps, 0, 0);
+FHT_NOINLINE void FHT_NAME(blocks)(FHT_T *dst, ptrdiff_t ds, const FHT_T *src, ptrdiff_t ss, size_t count, int m,
+                                    const FHT_T *pre, const FHT_T *post, ptrdiff_t ps)
+{
+    if (m == 0) {
+        FHT_BLOCKS_(0)
+    } else if (m == 1) {
+        FHT_BLOCKS_(1)
+    } else {
+        FHT_BLOCKS_(2)
+    }
+}
+#undef FHT_BLOCKS_
+#endif /* FHT_BLOCKS */
 #endif
 
 /* A row shorter than one plain base block but at least one vector: 2^c vectors. */
@@ -552,13 +730,14 @@ static void FHT_NAME(leaf)(FHT_T *dst, const FHT_T *src, int L, const FHT_T *pre
     FHT_NAME(upper)(dst, n, FHT_W_ << FHT_LR, rest_plain, post);
 }
 
-/* One row, L >= FHT_LW + FHT_LR. Above the leaf size the row is cut into chunks of
- * 2^(L-3) elements, transformed recursively, and joined by one radix-8 pass over the
- * whole row: three levels is the most a pass can take at the large (multiple of
- * 4 KiB) strides involved without L1 set conflicts, and taking three at each step
- * minimises the number of passes over the slower caches. (Measured on Zen 4 against
- * chunks of 2^(L-4) and of L2 size joined by radix-4 passes: 5-9% faster at 2^16 to
- * 2^20.) */
+/* One row, L >= FHT_LW + FHT_LR. Above the leaf size, a row of at most 2^FHT_BIG_
+ * elements is one call of the block kernel plus radix passes for the levels it leaves;
+ * a longer row is cut into chunks of 2^(L-3) elements, transformed recursively, and
+ * joined by one radix-8 pass over the whole row: three levels is the most a pass can
+ * take at the large (multiple of 4 KiB) strides involved without L1 set conflicts, and
+ * taking three at each step minimises the number of passes over the slower caches.
+ * (Measured on Zen 4 against chunks of 2^(L-4) and of L2 size joined by radix-4
+ * passes: 5-9% faster at 2^16 to 2^20.) */
 static void FHT_NAME(rec)(FHT_T *dst, const FHT_T *src, int L, const FHT_T *pre, const FHT_T *post)
 {
     if (L <= FHT_LEAF) {
@@ -566,6 +745,25 @@ static void FHT_NAME(rec)(FHT_T *dst, const FHT_T *src, int L, const FHT_T *pre,
         return;
     }
     const size_t n = (size_t)1 << L;
+#if defined(FHT_PLR_) && FHT_BLOCKS
+    if (L <= FHT_BIG_) {
+        /* Joins hidden under the chunks' base passes cost about half as much per level
+         * as a radix pass of their own, but whatever is left after them runs alone, and
+         * there radix-8 is the cheapest per level, radix-2 the dearest (2.9, 2.3 and
+         * 2.5 cycles a vector for radix-8, 4 and 2 on Zen 4). So with rem levels above
+         * the chunk: 3 = a radix-8 pass; 4 = two joins; 5 = one join and radix-8;
+         * 6, 7 = two joins and radix-4 or 8. (At rem = 3 and 5, joins followed by
+         * a radix-2 pass were measured 8-14% slower.) */
+        const int rem = L - FHT_BC_;
+        const int m = rem <= 3 ? 0 : rem == 5 ? 1 : 2;
+        const int lb = FHT_BC_ + m * FHT_BRJ_;
+        const size_t blk = (size_t)1 << lb;
+        FHT_NAME(blocks)(dst, (ptrdiff_t)blk, src, (ptrdiff_t)blk, n >> lb, m, pre, L == lb ? post : NULL,
+                         (ptrdiff_t)blk);
+        FHT_NAME(upper)(dst, n, blk, L - lb, post);
+        return;
+    }
+#endif
     int sub = L - 3;
     if (sub < FHT_LEAF - 1) sub = FHT_LEAF - 1;
     const size_t chunk = (size_t)1 << sub;
@@ -618,6 +816,14 @@ void FHT_NAME(batch)(FHT_T *dst, ptrdiff_t dst_stride, const FHT_T *src, ptrdiff
             FHT_NAME(fused)(dst, dst_stride, src, src_stride, count, rr, pre, post);
             return;
         }
+        /* Rows that are exactly one row of the block kernel go through it together, so
+         * that only the last row's joins run alone. */
+#if FHT_BLOCKS
+        if (L > FHT_LEAF && L <= FHT_BIG_ && L == FHT_BC_ + 2 * FHT_BRJ_ && count > r) {
+            FHT_NAME(blocks)(dst, dst_stride, src, src_stride, count, 2, pre, post, 0);
+            return;
+        }
+#endif
     }
 #endif
     for (; r < count; r++)
@@ -637,3 +843,10 @@ void FHT_NAME(batch)(FHT_T *dst, ptrdiff_t dst_stride, const FHT_T *src, ptrdiff
 #undef FHT_FLB_
 #endif
 #undef FHT_FUSED_PIPE
+#undef FHT_BLOCKS
+#ifdef FHT_BC_
+#undef FHT_BRR_
+#undef FHT_BRJ_
+#undef FHT_BC_
+#undef FHT_BIG_
+#endif
