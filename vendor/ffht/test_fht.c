@@ -160,7 +160,7 @@ DEFINE_BATCH_TEST(double, f64, fht_double_batch, fht_double_batch_oop, ref_f64)
 #define DEFINE_DIAG_TEST(T, sfx, fn_diag, fn_oop_diag, ref)                                        \
     static void test_diag_##sfx(const char *lvl)                                                   \
     {                                                                                              \
-        const int log_ns[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 17};               \
+        const int log_ns[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17};             \
         const size_t counts[] = {1, 3, 70};                                                        \
         for (size_t li = 0; li < sizeof(log_ns) / sizeof(log_ns[0]); li++) {                       \
             const int log_n = log_ns[li];                                                          \
