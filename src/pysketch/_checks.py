@@ -28,3 +28,17 @@ def check_positive(value, name, allow_none=False):
             math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be a positive finite number, got {value!r}")
     return float(value)
+
+
+def real_array(X, name):
+    """X as an ndarray of real numbers (bool, int or float; any shape), without copying
+    when it already is one. TypeError naming the argument for a masked array, complex
+    numbers or anything that is not numeric."""
+    if isinstance(X, np.ma.MaskedArray):
+        raise TypeError(f"{name} must not be a masked array")
+    A = np.asarray(X)
+    if A.dtype.kind == "c":
+        raise TypeError(f"{name} must hold real numbers; got complex dtype {A.dtype}")
+    if A.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers; got dtype {A.dtype}")
+    return A

@@ -31,6 +31,7 @@ import numbers
 import numpy as np
 
 from . import _core
+from ._checks import real_array as _real_array
 from ._random import as_generator
 from .frequencies import FrequencyLaw, GaussianLaw
 
@@ -160,13 +161,7 @@ class FrequencyOperator:
     # ------------------------------------------------------------------ helpers
 
     def _rows(self, X, width, name):
-        if isinstance(X, np.ma.MaskedArray):
-            raise TypeError(f"{name} must not be a masked array")
-        A = np.asarray(X)
-        if A.dtype.kind == "c":
-            raise TypeError(f"{name} must be real, got complex dtype {A.dtype}")
-        if A.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must hold real numbers, got dtype {A.dtype}")
+        A = _real_array(X, name)
         single = A.ndim == 1
         if single:
             A = A[None, :]

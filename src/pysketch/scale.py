@@ -69,6 +69,7 @@ from scipy import optimize
 
 from . import metrics as _metrics
 from ._checks import check_int as _check_int
+from ._checks import real_array as _real_array
 from ._random import as_generator
 from .features import make_feature_map
 from .frequencies import (
@@ -237,13 +238,7 @@ def _take_rows(table, rows):
 def _as_real_rows(A, name, rows=None):
     """A 2-D float64 C-contiguous copy-or-view of A, checked real, non-empty and finite.
     `rows`: the data row of each row of A, for the error message."""
-    if isinstance(A, np.ma.MaskedArray):
-        raise TypeError(f"{name} must not be a masked array")
-    A = np.asarray(A)
-    if A.dtype.kind == "c":
-        raise TypeError(f"{name} must hold real numbers; got complex dtype {A.dtype}")
-    if A.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold real numbers; got dtype {A.dtype}")
+    A = _real_array(A, name)
     if A.ndim != 2:
         hint = " (use .reshape(-1, 1) for a single feature)" if A.ndim == 1 else ""
         raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {A.shape}{hint}")

@@ -118,8 +118,7 @@ py::object fwht_fast(py::handle x, py::handle out, py::handle normalized, py::ha
     const auto rows = ndim == 2 ? static_cast<std::size_t>(proxy->dimensions[0]) : std::size_t{1};
     if (n == 0 || rows == 0 || (n & (n - 1)) != 0 || n > (std::size_t{1} << pysketch::hadamard::max_log_n))
         return py::none();
-    int log_n = 0;
-    while ((std::size_t{1} << log_n) < n) ++log_n;
+    const int log_n = log2_length(n, "x");  // a power of two in range: checked above
     const bool check = check_finite.ptr() == Py_True;
     const double scale = normalized.ptr() == Py_True ? 1.0 / std::sqrt(static_cast<double>(n)) : 1.0;
     const auto stride = static_cast<std::ptrdiff_t>(n);
