@@ -208,7 +208,7 @@ int fht_float_batch_diag(float *buf, int log_n, size_t count, ptrdiff_t stride, 
     if (fht_check(buf, log_n, count, stride)) return -1;
     if (count == 0) return 0;
     if (fht_check_diag(pre, post, buf, stride, log_n, count, sizeof(float))) return -1;
-    fht_impls[fht_current()].f32(buf, stride, buf, stride, log_n, count, pre, post);
+    fht_impls[fht_current()].f32(buf, stride, buf, stride, log_n, count, pre, post, 0);
     return 0;
 }
 
@@ -218,7 +218,7 @@ int fht_double_batch_diag(double *buf, int log_n, size_t count, ptrdiff_t stride
     if (fht_check(buf, log_n, count, stride)) return -1;
     if (count == 0) return 0;
     if (fht_check_diag(pre, post, buf, stride, log_n, count, sizeof(double))) return -1;
-    fht_impls[fht_current()].f64(buf, stride, buf, stride, log_n, count, pre, post);
+    fht_impls[fht_current()].f64(buf, stride, buf, stride, log_n, count, pre, post, 0);
     return 0;
 }
 
@@ -228,7 +228,7 @@ int fht_float_batch_oop_diag(const float *in, ptrdiff_t in_stride, float *out, p
     if (fht_check_oop(in, in_stride, out, out_stride, log_n, count, sizeof(float))) return -1;
     if (count == 0) return 0;
     if (fht_check_diag(pre, post, out, out_stride, log_n, count, sizeof(float))) return -1;
-    fht_impls[fht_current()].f32(out, out_stride, in, in_stride, log_n, count, pre, post);
+    fht_impls[fht_current()].f32(out, out_stride, in, in_stride, log_n, count, pre, post, 0);
     return 0;
 }
 
@@ -238,7 +238,49 @@ int fht_double_batch_oop_diag(const double *in, ptrdiff_t in_stride, double *out
     if (fht_check_oop(in, in_stride, out, out_stride, log_n, count, sizeof(double))) return -1;
     if (count == 0) return 0;
     if (fht_check_diag(pre, post, out, out_stride, log_n, count, sizeof(double))) return -1;
-    fht_impls[fht_current()].f64(out, out_stride, in, in_stride, log_n, count, pre, post);
+    fht_impls[fht_current()].f64(out, out_stride, in, in_stride, log_n, count, pre, post, 0);
+    return 0;
+}
+
+/* Per-row diagonals (fht.h): the diagonals of all rows must not overlap the output, the
+ * input may be one row read by every output row (in_stride 0, never in place). */
+static int fht_check_diags(const void *in, ptrdiff_t in_stride, const void *out, ptrdiff_t out_stride, int log_n,
+                           size_t count, const void *pre, const void *post, ptrdiff_t diag_stride, size_t es)
+{
+    if (diag_stride < 0) return -1;
+    if (in_stride == 0 && count > 1) {
+        if (!in || fht_check(out, log_n, count, out_stride)) return -1;
+        const size_t n = (size_t)1 << log_n;
+        if (in == out || fht_overlap(in, n * es, out, fht_span(count, out_stride, n, es))) return -1;
+    } else if (fht_check_oop(in, in_stride, out, out_stride, log_n, count, es)) {
+        return -1;
+    }
+    if (count == 0) return 0;
+    const size_t n = (size_t)1 << log_n;
+    const size_t span = fht_span(count, out_stride, n, es), dspan = fht_span(count, diag_stride, n, es);
+    if (pre && fht_overlap(pre, dspan, out, span)) return -1;
+    if (post && fht_overlap(post, dspan, out, span)) return -1;
+    return 0;
+}
+
+int fht_float_batch_oop_diags(const float *in, ptrdiff_t in_stride, float *out, ptrdiff_t out_stride, int log_n,
+                              size_t count, const float *pre, const float *post, ptrdiff_t diag_stride)
+{
+    if (fht_check_diags(in, in_stride, out, out_stride, log_n, count, pre, post, diag_stride, sizeof(float)))
+        return -1;
+    if (count == 0) return 0;
+    fht_impls[fht_current()].f32(out, out_stride, in, in_stride, log_n, count, pre, post, diag_stride);
+    return 0;
+}
+
+int fht_double_batch_oop_diags(const double *in, ptrdiff_t in_stride, double *out, ptrdiff_t out_stride,
+                               int log_n, size_t count, const double *pre, const double *post,
+                               ptrdiff_t diag_stride)
+{
+    if (fht_check_diags(in, in_stride, out, out_stride, log_n, count, pre, post, diag_stride, sizeof(double)))
+        return -1;
+    if (count == 0) return 0;
+    fht_impls[fht_current()].f64(out, out_stride, in, in_stride, log_n, count, pre, post, diag_stride);
     return 0;
 }
 

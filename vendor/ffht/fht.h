@@ -72,6 +72,20 @@ int fht_float_batch_oop_diag(const float *in, ptrdiff_t in_stride, float *out, p
 int fht_double_batch_oop_diag(const double *in, ptrdiff_t in_stride, double *out, ptrdiff_t out_stride,
                               int log_n, size_t count, const double *pre, const double *post);
 
+/* Per-row diagonals: row r of out = post_r * H (pre_r * row r of in), where
+ * pre_r = pre + r * diag_stride and post_r = post + r * diag_stride (diag_stride >= 0, in
+ * elements; 0 gives every row the same diagonals, as the functions above). in_stride may
+ * be 0: every output row then starts from the same input row (which must not overlap the
+ * output). Same rounding as the other forms: row r is bit-identical to a call of
+ * fht_*_batch_oop_diag on that row with pre_r and post_r. Made for the blocks of a
+ * structured operator applied to one vector: one call instead of one per block, so the
+ * batch kernels interleave the blocks as they do rows. */
+int fht_float_batch_oop_diags(const float *in, ptrdiff_t in_stride, float *out, ptrdiff_t out_stride, int log_n,
+                              size_t count, const float *pre, const float *post, ptrdiff_t diag_stride);
+int fht_double_batch_oop_diags(const double *in, ptrdiff_t in_stride, double *out, ptrdiff_t out_stride,
+                               int log_n, size_t count, const double *pre, const double *post,
+                               ptrdiff_t diag_stride);
+
 /* The level in use, and the best level this CPU and operating system support. */
 fht_simd_level fht_get_simd_level(void);
 fht_simd_level fht_max_simd_level(void);

@@ -4,18 +4,22 @@
 
 #include <stddef.h>
 
+/* Row r: dst + r * dst_stride = post_r * H (pre_r * (src + r * src_stride)), with
+ * pre_r = pre + r * diag_stride and post_r likewise (either may be NULL). */
 typedef void (*fht_batch_f32_fn)(float *dst, ptrdiff_t dst_stride, const float *src, ptrdiff_t src_stride,
-                                 int log_n, size_t count, const float *pre, const float *post);
+                                 int log_n, size_t count, const float *pre, const float *post,
+                                 ptrdiff_t diag_stride);
 typedef void (*fht_batch_f64_fn)(double *dst, ptrdiff_t dst_stride, const double *src,
                                  ptrdiff_t src_stride, int log_n, size_t count, const double *pre,
-                                 const double *post);
+                                 const double *post, ptrdiff_t diag_stride);
 
 #define FHT_DECLARE_ISA(isa)                                                                         \
     void fht_batch_##isa##_f32(float *dst, ptrdiff_t dst_stride, const float *src, ptrdiff_t src_stride, \
-                               int log_n, size_t count, const float *pre, const float *post);        \
+                               int log_n, size_t count, const float *pre, const float *post,         \
+                               ptrdiff_t diag_stride);                                               \
     void fht_batch_##isa##_f64(double *dst, ptrdiff_t dst_stride, const double *src,                 \
                                ptrdiff_t src_stride, int log_n, size_t count, const double *pre,     \
-                               const double *post);
+                               const double *post, ptrdiff_t diag_stride);
 
 FHT_DECLARE_ISA(scalar)
 #if defined(FHT_HAVE_X86)

@@ -18,11 +18,12 @@
  *                    the radix passes leave idle (the base pass keeps them busy)
  *   FHT_INREG1(v, l) in-register level l (stride 2^l, l < FHT_LW) applied to v
  *
- * and then gets FHT_NAME(batch)(dst, dst_stride, src, src_stride, log_n, count, pre, post),
+ * and then gets FHT_NAME(batch)(dst, dst_stride, src, src_stride, log_n, count, pre, post, ps),
  * which performs count transforms (in place when src == dst and the strides agree),
- * each row becoming post * H (pre * row) elementwise: the optional diagonals (NULL for
- * none, the same n values for every row) are multiplied in as the first pass loads and
- * as the last pass stores, so they cost no pass of their own.
+ * each row r becoming post_r * H (pre_r * row) elementwise: the optional diagonals (NULL
+ * for none; pre_r = pre + r * ps, the same n values for every row when ps = 0) are
+ * multiplied in as the first pass loads and as the last pass stores, so they cost no
+ * pass of their own. src_stride may be 0 (every row reads the same input).
  *
  * Structure for one row of n = 2^L elements:
  *  - base pass: blocks of consecutive vectors are loaded, go through the
@@ -282,7 +283,8 @@ FHT_NOINLINE void FHT_NAME(base_pipe)(FHT_T *dst, const FHT_T *src, size_t n, co
  * loop. The levels of each row still run in increasing stride order, so results are
  * bit-identical to the other paths. */
 FHT_INLINE void FHT_NAME(fused_)(FHT_T *dst, ptrdiff_t ds, const FHT_T *src, ptrdiff_t ss, size_t count,
-                                  const int rr, const FHT_T *pre, const FHT_T *post, const int dp, const int dq)
+                                  const int rr, const FHT_T *pre, const FHT_T *post, ptrdiff_t ps, const int dp,
+                                  const int dq)
 {
     enum { R = 1 << FHT_FLB_ };
     const size_t B = FHT_W_ << FHT_FLB_; /* elements per base block = stride of the radix pass */
@@ -295,24 +297,27 @@ FHT_INLINE void FHT_NAME(fused_)(FHT_T *dst, ptrdiff_t ds, const FHT_T *src, ptr
         FHT_T *prev = dst + (ptrdiff_t)(r - 1) * ds;
         FHT_T *out = dst + (ptrdiff_t)r * ds;
         const FHT_T *in = src + (ptrdiff_t)r * ss;
+        const FHT_T *pin = dp ? pre + (ptrdiff_t)r * ps : NULL, *qprev = dq ? post + (ptrdiff_t)(r - 1) * ps : NULL;
 #pragma GCC unroll 16
         for (int i = 0; i < R; i++) {
-            FHT_NAME(col)(prev + i * FHT_W_, B, rr, dq ? post + i * FHT_W_ : NULL, dq);
+            FHT_NAME(col)(prev + i * FHT_W_, B, rr, dq ? qprev + i * FHT_W_ : NULL, dq);
             for (int b = i * nb / R; b < (i + 1) * nb / R; b++)
                 FHT_NAME(block)(out + b * B, in + b * B, FHT_W_, FHT_FLB_, FHT_LW, FHT_FLB_,
-                                dp ? pre + b * B : NULL, NULL, dp, 0);
+                                dp ? pin + b * B : NULL, NULL, dp, 0);
         }
     }
     /* The last row's radix pass alone. */
     FHT_T *last = dst + (ptrdiff_t)(count - 1) * ds;
-    for (int i = 0; i < R; i++) FHT_NAME(col)(last + i * FHT_W_, B, rr, dq ? post + i * FHT_W_ : NULL, dq);
+    const FHT_T *qlast = dq ? post + (ptrdiff_t)(count - 1) * ps : NULL;
+    for (int i = 0; i < R; i++) FHT_NAME(col)(last + i * FHT_W_, B, rr, dq ? qlast + i * FHT_W_ : NULL, dq);
 }
 
 /* As fused_, with the base pass software-pipelined as in base_pipe_ (across row
  * boundaries too). Chosen by FHT_FUSED_PIPE: on Zen 4 it is 15% faster for float rows
  * of 2^8 and no faster above, and 2-5% slower for double (more live registers). */
 FHT_INLINE void FHT_NAME(fused_pipe_)(FHT_T *dst, ptrdiff_t ds, const FHT_T *src, ptrdiff_t ss, size_t count,
-                                  const int rr, const FHT_T *pre, const FHT_T *post, const int dp, const int dq)
+                                  const int rr, const FHT_T *pre, const FHT_T *post, ptrdiff_t ps, const int dp,
+                                  const int dq)
 {
     enum { R = 1 << FHT_FLB_ };
     const size_t B = FHT_W_ << FHT_FLB_; /* elements per base block = stride of the radix pass */
@@ -341,7 +346,9 @@ FHT_INLINE void FHT_NAME(fused_pipe_)(FHT_T *dst, ptrdiff_t ds, const FHT_T *src
                 if (has_next) {
                     const FHT_T *next = b + 1 < nb ? src + (ptrdiff_t)row * ss + (b + 1) * B
                                                    : src + (ptrdiff_t)(row + 1) * ss;
-                    const FHT_T *pn = dp ? (b + 1 < nb ? pre + (b + 1) * B : pre) : NULL;
+                    const FHT_T *pn = dp ? (b + 1 < nb ? pre + (ptrdiff_t)row * ps + (b + 1) * B
+                                                       : pre + (ptrdiff_t)(row + 1) * ps)
+                                         : NULL;
 #pragma GCC unroll 16
                     for (int k = 0; k < R; k++) {
                         w[k] = FHT_LOAD(next + (size_t)k * FHT_W_);
@@ -370,7 +377,8 @@ FHT_INLINE void FHT_NAME(fused_pipe_)(FHT_T *dst, ptrdiff_t ds, const FHT_T *src
             }
             if (prev)
                 for (int i = b * R / nb; i < (b + 1) * R / nb; i++)
-                    FHT_NAME(col)(prev + i * FHT_W_, B, rr, dq ? post + i * FHT_W_ : NULL, dq);
+                    FHT_NAME(col)(prev + i * FHT_W_, B, rr, dq ? post + (ptrdiff_t)(row - 1) * ps + i * FHT_W_ : NULL,
+                                  dq);
         }
     }
 }
@@ -379,8 +387,8 @@ FHT_INLINE void FHT_NAME(fused_pipe_)(FHT_T *dst, ptrdiff_t ds, const FHT_T *src
  * stride of one block, then radix-2^r2 at 2^r1 times that. The base pass of row i + 1
  * is spread evenly over the columns of both passes of row i. */
 FHT_INLINE void FHT_NAME(fused2_)(FHT_T *dst, ptrdiff_t ds, const FHT_T *src, ptrdiff_t ss, size_t count,
-                                   const int r1, const int r2, const FHT_T *pre, const FHT_T *post, const int dp,
-                                   const int dq)
+                                   const int r1, const int r2, const FHT_T *pre, const FHT_T *post, ptrdiff_t ps,
+                                   const int dp, const int dq)
 {
     enum { LB = FHT_FLB_ };
     const size_t B = FHT_W_ << LB;
@@ -395,6 +403,8 @@ FHT_INLINE void FHT_NAME(fused2_)(FHT_T *dst, ptrdiff_t ds, const FHT_T *src, pt
         const int more = row < count;
         FHT_T *out = dst + (ptrdiff_t)row * ds;
         const FHT_T *in = src + (ptrdiff_t)row * ss;
+        const FHT_T *pin = dp && more ? pre + (ptrdiff_t)row * ps : NULL;
+        const FHT_T *qprev = dq ? post + (ptrdiff_t)(row - 1) * ps : NULL;
         /* pass 1 columns: group g = c >> LB (groups of s1 << r1 elements), offset (c & (2^LB - 1)) * W */
         int b = 0;
         const int half = 1 << (lnb - 1); /* blocks done during pass 1; the rest during pass 2 */
@@ -402,15 +412,15 @@ FHT_INLINE void FHT_NAME(fused2_)(FHT_T *dst, ptrdiff_t ds, const FHT_T *src, pt
             const size_t off = ((size_t)(c >> LB) << (LB + r1)) * FHT_W_ + (size_t)(c & ((1 << LB) - 1)) * FHT_W_;
             FHT_NAME(col)(prev + off, s1, r1, NULL, 0);
             if (more && ((c + 1) << (lnb - 1) >> lc1) > b) {
-                FHT_NAME(block)(out + b * B, in + b * B, FHT_W_, LB, FHT_LW, LB, dp ? pre + b * B : NULL, NULL, dp, 0);
+                FHT_NAME(block)(out + b * B, in + b * B, FHT_W_, LB, FHT_LW, LB, dp ? pin + b * B : NULL, NULL, dp, 0);
                 b++;
             }
         }
         for (int c = 0; c < (1 << lc2); c++) {
             const size_t off = (size_t)c * FHT_W_; /* one group: s2 << r2 = n */
-            FHT_NAME(col)(prev + off, s2, r2, dq ? post + off : NULL, dq);
+            FHT_NAME(col)(prev + off, s2, r2, dq ? qprev + off : NULL, dq);
             if (more && half + (((c + 1) << (lnb - 1)) >> lc2) > b) {
-                FHT_NAME(block)(out + b * B, in + b * B, FHT_W_, LB, FHT_LW, LB, dp ? pre + b * B : NULL, NULL, dp, 0);
+                FHT_NAME(block)(out + b * B, in + b * B, FHT_W_, LB, FHT_LW, LB, dp ? pin + b * B : NULL, NULL, dp, 0);
                 b++;
             }
         }
@@ -424,19 +434,19 @@ FHT_INLINE void FHT_NAME(fused2_)(FHT_T *dst, ptrdiff_t ds, const FHT_T *src, pt
 #define FHT_FUSED_FN_ FHT_NAME(fused_)
 #endif
 #define FHT_FUSED_(rr_)                                                                       \
-    if (pre && post) FHT_FUSED_FN_(dst, ds, src, ss, count, (rr_), pre, post, 1, 1); \
-    else if (pre) FHT_FUSED_FN_(dst, ds, src, ss, count, (rr_), pre, NULL, 1, 0);    \
-    else if (post) FHT_FUSED_FN_(dst, ds, src, ss, count, (rr_), NULL, post, 0, 1);  \
-    else FHT_FUSED_FN_(dst, ds, src, ss, count, (rr_), NULL, NULL, 0, 0);
+    if (pre && post) FHT_FUSED_FN_(dst, ds, src, ss, count, (rr_), pre, post, ps, 1, 1); \
+    else if (pre) FHT_FUSED_FN_(dst, ds, src, ss, count, (rr_), pre, NULL, ps, 1, 0);    \
+    else if (post) FHT_FUSED_FN_(dst, ds, src, ss, count, (rr_), NULL, post, ps, 0, 1);  \
+    else FHT_FUSED_FN_(dst, ds, src, ss, count, (rr_), NULL, NULL, 0, 0, 0);
 FHT_NOINLINE void FHT_NAME(fused)(FHT_T *dst, ptrdiff_t ds, const FHT_T *src, ptrdiff_t ss, size_t count, int rr,
-                                   const FHT_T *pre, const FHT_T *post)
+                                   const FHT_T *pre, const FHT_T *post, ptrdiff_t ps)
 {
     switch (rr) {
     case 5:
-        if (pre && post) FHT_NAME(fused2_)(dst, ds, src, ss, count, 3, 2, pre, post, 1, 1);
-        else if (pre) FHT_NAME(fused2_)(dst, ds, src, ss, count, 3, 2, pre, NULL, 1, 0);
-        else if (post) FHT_NAME(fused2_)(dst, ds, src, ss, count, 3, 2, NULL, post, 0, 1);
-        else FHT_NAME(fused2_)(dst, ds, src, ss, count, 3, 2, NULL, NULL, 0, 0);
+        if (pre && post) FHT_NAME(fused2_)(dst, ds, src, ss, count, 3, 2, pre, post, ps, 1, 1);
+        else if (pre) FHT_NAME(fused2_)(dst, ds, src, ss, count, 3, 2, pre, NULL, ps, 1, 0);
+        else if (post) FHT_NAME(fused2_)(dst, ds, src, ss, count, 3, 2, NULL, post, ps, 0, 1);
+        else FHT_NAME(fused2_)(dst, ds, src, ss, count, 3, 2, NULL, NULL, 0, 0, 0);
         break;
     case 1: FHT_FUSED_(1) break;
     case 2: FHT_FUSED_(2) break;
@@ -771,7 +781,7 @@ static void FHT_NAME(rec)(FHT_T *dst, const FHT_T *src, int L, const FHT_T *pre,
     /* Chunks in the fused kernel's range go through it as a batch (with a pre diagonal
      * each chunk needs its own slice of it, which the batch kernel does not take). */
     if (!pre && sub - FHT_LW - FHT_FLB_ >= 1 && sub - FHT_LW - FHT_FLB_ <= 5) {
-        FHT_NAME(fused)(dst, (ptrdiff_t)chunk, src, (ptrdiff_t)chunk, n >> sub, sub - FHT_LW - FHT_FLB_, NULL, NULL);
+        FHT_NAME(fused)(dst, (ptrdiff_t)chunk, src, (ptrdiff_t)chunk, n >> sub, sub - FHT_LW - FHT_FLB_, NULL, NULL, 0);
     } else
 #endif
     for (size_t c = 0; c < n; c += chunk)
@@ -790,11 +800,12 @@ static void FHT_NAME(row)(FHT_T *dst, const FHT_T *src, int L, const FHT_T *pre,
 }
 
 void FHT_NAME(batch)(FHT_T *dst, ptrdiff_t dst_stride, const FHT_T *src, ptrdiff_t src_stride, int L,
-                     size_t count, const FHT_T *pre, const FHT_T *post)
+                     size_t count, const FHT_T *pre, const FHT_T *post, ptrdiff_t ps)
 {
     const size_t n = (size_t)1 << L;
     size_t r = 0;
-    if (L < FHT_LW + FHT_LR && count > 1 && (size_t)dst_stride == n && (size_t)src_stride == n) {
+    if (!(pre || post)) ps = 0;
+    if (L < FHT_LW + FHT_LR && count > 1 && (size_t)dst_stride == n && (size_t)src_stride == n && ps == 0) {
         /* Short rows back to back: whole register blocks at a time, with the diagonals
          * tiled over one block. */
         const size_t B = FHT_W_ << FHT_LR;
@@ -813,21 +824,22 @@ void FHT_NAME(batch)(FHT_T *dst, ptrdiff_t dst_stride, const FHT_T *src, ptrdiff
     {
         const int rr = L - FHT_LW - FHT_FLB_;
         if (rr >= 1 && rr <= 5 && L <= FHT_LEAF && count > r) {
-            FHT_NAME(fused)(dst, dst_stride, src, src_stride, count, rr, pre, post);
+            FHT_NAME(fused)(dst, dst_stride, src, src_stride, count, rr, pre, post, ps);
             return;
         }
         /* Rows that are exactly one row of the block kernel go through it together, so
          * that only the last row's joins run alone. */
 #if FHT_BLOCKS
         if (L > FHT_LEAF && L <= FHT_BIG_ && L == FHT_BC_ + 2 * FHT_BRJ_ && count > r) {
-            FHT_NAME(blocks)(dst, dst_stride, src, src_stride, count, 2, pre, post, 0);
+            FHT_NAME(blocks)(dst, dst_stride, src, src_stride, count, 2, pre, post, ps);
             return;
         }
 #endif
     }
 #endif
     for (; r < count; r++)
-        FHT_NAME(row)(dst + (ptrdiff_t)r * dst_stride, src + (ptrdiff_t)r * src_stride, L, pre, post);
+        FHT_NAME(row)(dst + (ptrdiff_t)r * dst_stride, src + (ptrdiff_t)r * src_stride, L,
+                      pre ? pre + (ptrdiff_t)r * ps : NULL, post ? post + (ptrdiff_t)r * ps : NULL);
 }
 
 #undef FHT_W_

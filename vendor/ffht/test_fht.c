@@ -212,6 +212,51 @@ DEFINE_BATCH_TEST(double, f64, fht_double_batch, fht_double_batch_oop, ref_f64)
 DEFINE_DIAG_TEST(float, f32, fht_float_batch_diag, fht_float_batch_oop_diag, ref_f32)
 DEFINE_DIAG_TEST(double, f64, fht_double_batch_diag, fht_double_batch_oop_diag, ref_f64)
 
+/* Per-row diagonals (fht_*_batch_oop_diags): every row bit for bit equal to a one-row
+ * call with its own slice of the diagonals, for a broadcast input (in_stride 0, the use
+ * by structured operators: one vector through every block) and for rows of their own;
+ * the sizes cover packed short rows, the fused kernels (one and two radix passes), the
+ * block kernel's batch form (2^14 float) and the recursion. */
+#define DEFINE_DIAGS_TEST(T, sfx, fn_diags, fn_oop_diag)                                           \
+    static void test_diags_##sfx(const char *lvl)                                                  \
+    {                                                                                              \
+        const int log_ns[] = {0, 3, 5, 8, 9, 10, 11, 12, 13, 14, 15};                              \
+        for (size_t li = 0; li < sizeof(log_ns) / sizeof(log_ns[0]); li++) {                       \
+            const int log_n = log_ns[li];                                                          \
+            const size_t n = (size_t)1 << log_n, count = log_n > 12 ? 3 : 10, ds = n + 3;          \
+            T *pre = malloc(count * ds * sizeof(T)), *post = malloc(count * ds * sizeof(T));       \
+            T *x = malloc(count * n * sizeof(T)), *o = malloc(count * n * sizeof(T));              \
+            T *r = malloc(n * sizeof(T));                                                          \
+            for (size_t i = 0; i < count * ds; i++) {                                              \
+                pre[i] = (T)(rng_uniform() - 0.5);                                                 \
+                post[i] = (T)(3.0 * rng_uniform() - 1.0);                                          \
+            }                                                                                      \
+            for (size_t i = 0; i < count * n; i++) x[i] = (T)(2.0 * rng_uniform() - 1.0);          \
+            for (int broadcast = 0; broadcast < 2; broadcast++)                                    \
+                for (int combo = 0; combo < 4; combo++) {                                          \
+                    const T *p = combo & 1 ? pre : NULL, *q = combo & 2 ? post : NULL;            \
+                    const ptrdiff_t in_stride = broadcast ? 0 : (ptrdiff_t)n;                      \
+                    const int e = fn_diags(x, in_stride, o, (ptrdiff_t)n, log_n, count, p, q, (ptrdiff_t)ds); \
+                    CHECK(e == 0, "%s diags returned an error", lvl);                              \
+                    size_t bad = 0;                                                                \
+                    for (size_t c = 0; c < count; c++) {                                           \
+                        fn_oop_diag(x + (size_t)in_stride * c, 0, r, 0, log_n, 1, p ? p + c * ds : NULL, \
+                                    q ? q + c * ds : NULL);                                        \
+                        bad += memcmp(r, o + c * n, n * sizeof(T)) != 0;                           \
+                    }                                                                              \
+                    CHECK(bad == 0, "%s " #T " diags log_n=%d broadcast=%d pre=%d post=%d: %zu rows differ", \
+                          lvl, log_n, broadcast, p != NULL, q != NULL, bad);                       \
+                }                                                                                  \
+            free(pre);                                                                             \
+            free(post);                                                                            \
+            free(x);                                                                               \
+            free(o);                                                                               \
+            free(r);                                                                               \
+        }                                                                                          \
+    }
+DEFINE_DIAGS_TEST(float, f32, fht_float_batch_oop_diags, fht_float_batch_oop_diag)
+DEFINE_DIAGS_TEST(double, f64, fht_double_batch_oop_diags, fht_double_batch_oop_diag)
+
 /* H(Hx) = n x, exactly, on integers (all partial sums fit the mantissa). */
 static void test_involution(const char *lvl)
 {
@@ -252,6 +297,12 @@ static void test_bad_arguments(void)
     CHECK(fht_float_batch_diag(f, 3, 2, 8, f + 16, f + 24) == 0, "diagonals beside the output refused");
     CHECK(fht_double_batch_oop_diag(d, 8, d + 16, 8, 3, 2, d, NULL) == 0, "pre over the input refused");
     CHECK(fht_double_batch_oop_diag(d, 8, d + 16, 8, 3, 2, NULL, d + 20) == -1, "post over the output accepted");
+    CHECK(fht_float_batch_oop_diags(f, 0, f + 8, 8, 3, 3, NULL, NULL, 0) == 0, "broadcast input refused");
+    CHECK(fht_float_batch_oop_diags(f, 0, f, 8, 3, 3, NULL, NULL, 0) == -1, "broadcast in place accepted");
+    CHECK(fht_float_batch_oop_diags(f + 16, 0, f, 8, 3, 3, NULL, NULL, 0) == -1, "broadcast input over the output accepted");
+    CHECK(fht_double_batch_oop_diags(d, 0, d + 8, 8, 3, 2, d + 40, NULL, -8) == -1, "negative diag_stride accepted");
+    CHECK(fht_double_batch_oop_diags(d, 0, d + 8, 8, 3, 2, d, NULL, 12) == -1, "second row's pre over the output accepted");
+    CHECK(fht_double_batch_oop_diags(d, 0, d + 8, 8, 3, 2, d, NULL, 0) == 0, "shared pre beside the output refused");
     CHECK(fht_set_simd_level((fht_simd_level)7) == -1, "unknown level accepted");
     CHECK(fht_set_simd_level((fht_simd_level)-1) == -1, "negative level accepted");
 }
@@ -280,6 +331,8 @@ int main(int argc, char **argv)
         test_involution(name);
         test_diag_f32(name);
         test_diag_f64(name);
+        test_diags_f32(name);
+        test_diags_f64(name);
         printf("%-7s %s\n", name, failures == before ? "ok" : "FAILED");
     }
     printf("%s (%d failures)\n", failures ? "FAILED" : "all passed", failures);
