@@ -57,6 +57,24 @@ def test_sketch_equals_numpy_reference(op, kind):
     np.testing.assert_allclose(sk.mean(), sk.sum / 777)
 
 
+@pytest.mark.parametrize("op", ("r3", "gr2", "fastfood"))
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_one_and_two_record_sketches(op, kind, dtype):
+    # fewer than 3 records go through all the operator's blocks at once (operators.hpp):
+    # the same sums as the NumPy reference, and as the features of those records
+    X = np.random.default_rng(7).standard_normal((2, 20))
+    fm = fmap(kind, op, dtype=dtype)
+    tol = 1e-10 if dtype == np.float64 else 2e-4
+    for rows in (X[:1], X):
+        sk = fm.sketch(rows)
+        ref = reference_sum(fm, rows)
+        scale = 1.0 if kind != "quadratic" else np.abs(ref).mean()
+        assert sk.count == len(rows)
+        assert np.abs(sk.sum - ref).max() <= tol * len(rows) * scale
+        np.testing.assert_allclose(fm.transform(rows).sum(axis=0), sk.sum, rtol=0, atol=tol * len(rows) * scale)
+
+
 @pytest.mark.parametrize("op", ("dense", "r3"))
 def test_float32_maps_agree_with_float64_reference(op):
     X = np.random.default_rng(1).standard_normal((500, 64)).astype(np.float32)

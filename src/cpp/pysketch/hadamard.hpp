@@ -362,6 +362,23 @@ void transform_diag(const T *src, std::ptrdiff_t src_stride, T *dst, std::ptrdif
     detail::check_result(status);
 }
 
+// As transform_diag with diagonals of their own per row: row r of dst = post_r * H(pre_r *
+// row r of src), pre_r = pre + r * diag_stride (likewise post_r). src_stride may be 0 (every
+// row starts from the same input row, which must not overlap dst). Bit-identical, row by
+// row, to transform_diag with pre_r and post_r.
+template <class T>
+void transform_diags(const T *src, std::ptrdiff_t src_stride, T *dst, std::ptrdiff_t dst_stride, std::size_t rows,
+                     int log_n, const T *pre, const T *post, std::ptrdiff_t diag_stride)
+{
+    detail::check_type<T>();
+    int status;
+    if constexpr (std::is_same_v<T, float>)
+        status = fht_float_batch_oop_diags(src, src_stride, dst, dst_stride, log_n, rows, pre, post, diag_stride);
+    else
+        status = fht_double_batch_oop_diags(src, src_stride, dst, dst_stride, log_n, rows, pre, post, diag_stride);
+    detail::check_result(status);
+}
+
 }  // namespace hadamard
 }  // namespace pysketch
 

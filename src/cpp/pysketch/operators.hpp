@@ -123,6 +123,65 @@ void forward_block(const Structured<T> &op, std::size_t k, const T *src, std::pt
     hadamard::transform_diag<T>(buf, ds, dst, dst_stride, rows, op.log_dp, nullptr, op.post + off);
 }
 
+// Few rows go block-parallel: below this many rows in a call (and with more than one
+// block), each row goes through all the blocks at once, the blocks taking the place of
+// the rows of a batch (per-row diagonals, vendor/ffht's fht_*_batch_oop_diags), so the
+// batch kernels interleave blocks as they interleave rows. Row by row through one block
+// at a time, a single vector got none of that and cost 1.75x more per block (dp = 1024).
+inline constexpr std::size_t few_rows = 3;
+
+// Blocks per call of the block-parallel forms: about 128 KiB of outputs (L2).
+template <class T>
+std::size_t blocks_per_sweep(int log_dp)
+{
+    return std::max<std::size_t>(1, (std::size_t{131072} / sizeof(T)) >> log_dp);
+}
+
+// Blocks [k0, k0 + nb) of the forward map on one padded row src (dp values): block k0 + j
+// to dst + j * dp (nb rows of dp values; tmp: nb * dp scratch for Fastfood). src must not
+// overlap dst. Bit-identical to forward_block on each block.
+template <class T>
+void forward_blocks(const Structured<T> &op, std::size_t k0, std::size_t nb, const T *src, T *dst, T *tmp)
+{
+    const std::size_t dp = op.dp();
+    const auto ds = static_cast<std::ptrdiff_t>(dp);
+    const std::size_t off = k0 * dp;
+    if (op.kind == Kind::fastfood) {
+        hadamard::transform_diags<T>(src, 0, dst, ds, nb, op.log_dp, op.a + off, nullptr, ds);
+        for (std::size_t j = 0; j < nb; ++j) gather_rows(dst + j * dp, tmp + j * dp, 1, dp, op.perm + off + j * dp);
+        hadamard::transform_diags<T>(tmp, ds, dst, ds, nb, op.log_dp, op.b + off, op.post + off, ds);
+        return;
+    }
+    hadamard::transform_diags<T>(src, 0, dst, ds, nb, op.log_dp, op.a + off, op.b + off, ds);
+    hadamard::transform_diags<T>(dst, ds, dst, ds, nb, op.log_dp, nullptr, op.c + off, ds);
+    hadamard::transform_diags<T>(dst, ds, dst, ds, nb, op.log_dp, nullptr, op.post + off, ds);
+}
+
+// The adjoint of blocks [k0, k0 + nb) on one row, in place: buf holds nb rows of dp values
+// (the zero-padded outputs of each block) and becomes their contributions to Omega v
+// (tmp: nb * dp scratch for Fastfood). Bit-identical to adjoint_block on each block.
+template <class T>
+void adjoint_blocks(const Structured<T> &op, std::size_t k0, std::size_t nb, T *buf, T *tmp)
+{
+    const std::size_t dp = op.dp();
+    const auto ds = static_cast<std::ptrdiff_t>(dp);
+    const std::size_t off = k0 * dp;
+    if (op.kind == Kind::fastfood) {
+        hadamard::transform_diags<T>(buf, ds, buf, ds, nb, op.log_dp, op.post + off, nullptr, ds);
+        for (std::size_t j = 0; j < nb; ++j) {
+            const std::int32_t *perm = op.perm + off + j * dp;
+            const T *g = op.b + off + j * dp, *src = buf + j * dp;
+            T *dst = tmp + j * dp;
+            for (std::size_t i = 0; i < dp; ++i) dst[perm[i]] = g[i] * src[i];
+        }
+        hadamard::transform_diags<T>(tmp, ds, buf, ds, nb, op.log_dp, nullptr, op.a + off, ds);
+        return;
+    }
+    hadamard::transform_diags<T>(buf, ds, buf, ds, nb, op.log_dp, op.post + off, op.c + off, ds);
+    hadamard::transform_diags<T>(buf, ds, buf, ds, nb, op.log_dp, nullptr, op.b + off, ds);
+    hadamard::transform_diags<T>(buf, ds, buf, ds, nb, op.log_dp, nullptr, op.a + off, ds);
+}
+
 // The adjoint of block k: buf (rows x dp, zero-padded outputs of the block) becomes the
 // block's contribution to Omega v, in place (tmp: scratch).
 template <class T>
@@ -160,6 +219,14 @@ T *scratch(int slot, std::size_t n)
     return b.data();
 }
 
+// Whether [a, a + na) and [b, b + nb) share an element (the caller's x and out may alias).
+template <class T>
+bool overlaps(const T *a, std::size_t na, const T *b, std::size_t nb)
+{
+    const auto pa = reinterpret_cast<std::uintptr_t>(a), pb = reinterpret_cast<std::uintptr_t>(b);
+    return pa < pb + nb * sizeof(T) && pb < pa + na * sizeof(T);
+}
+
 // Copy `rows` rows of d values (stride in elements) into buf (stride dp), zero-padded.
 template <class T>
 void load_padded(const T *x, std::ptrdiff_t stride, std::size_t rows, std::size_t d, std::size_t dp, T *buf)
@@ -181,6 +248,41 @@ void apply(const Structured<T> &op, const T *x, std::ptrdiff_t x_stride, std::si
     validate(op);
     if (rows == 0) return;
     const std::size_t dp = op.dp(), g = detail::group_rows<T>(op.log_dp);
+    if (rows < detail::few_rows && op.blocks > 1) {
+        // each row through all the blocks at once, in sweeps of up to `per` blocks; the
+        // sweeps of a row are split over the threads
+        const std::size_t per = detail::blocks_per_sweep<T>(op.log_dp);
+        const std::size_t sweeps = (op.blocks + per - 1) / per, items = rows * sweeps;
+        auto work = [&](std::size_t begin, std::size_t end) {
+            T *const pad = op.d == dp ? nullptr : detail::scratch<T>(0, dp);
+            T *const buf = detail::scratch<T>(1, per * dp);
+            T *const tmp = op.kind == Kind::fastfood ? detail::scratch<T>(2, per * dp) : nullptr;
+            std::size_t loaded = static_cast<std::size_t>(-1);
+            for (std::size_t item = begin; item < end; ++item) {
+                const std::size_t r = item / sweeps, k0 = item % sweeps * per, nb = std::min(per, op.blocks - k0);
+                const T *src = x + static_cast<std::ptrdiff_t>(r) * x_stride;
+                if (pad) {
+                    if (loaded != r) detail::load_padded(src, 0, 1, op.d, dp, pad);
+                    loaded = r;
+                    src = pad;
+                }
+                T *o = out + static_cast<std::ptrdiff_t>(r) * out_stride + k0 * dp;
+                const std::size_t width = std::min(nb * dp, op.m - k0 * dp);  // outputs kept
+                if (width == nb * dp && !detail::overlaps(src, dp, o, width)) {
+                    detail::forward_blocks(op, k0, nb, src, o, tmp);
+                } else {
+                    detail::forward_blocks(op, k0, nb, src, buf, tmp);
+                    std::memcpy(o, buf, width * sizeof(T));
+                }
+            }
+        };
+        const int threads = get_num_threads();
+        if (threads > 1 && items > 1 && rows * op.width() >= detail::parallel_min_outputs)
+            parallel_for(items, static_cast<std::size_t>(threads), work);
+        else
+            work(0, items);
+        return;
+    }
     const std::size_t groups = (rows + g - 1) / g, items = groups * op.blocks;
     // Rows of exactly dp values (no padding) at a stride the kernel takes are read in
     // place; otherwise each group is copied once, zero-padded, and reused for every block.
@@ -228,6 +330,33 @@ void adjoint(const Structured<T> &op, const T *v, std::ptrdiff_t v_stride, std::
     validate(op);
     if (rows == 0) return;
     const std::size_t dp = op.dp(), g = detail::group_rows<T>(op.log_dp);
+    if (rows < detail::few_rows && op.blocks > 1) {
+        // each row through all the blocks at once (sweeps of up to `per` blocks); the
+        // contributions are added block after block, as below, so the sums are the same
+        const std::size_t per = detail::blocks_per_sweep<T>(op.log_dp);
+        T *const buf = detail::scratch<T>(1, per * dp);
+        T *const tmp = op.kind == Kind::fastfood ? detail::scratch<T>(2, per * dp) : nullptr;
+        for (std::size_t r = 0; r < rows; ++r) {
+            const T *vr = v + static_cast<std::ptrdiff_t>(r) * v_stride;
+            T *o = out + static_cast<std::ptrdiff_t>(r) * out_stride;
+            std::fill_n(o, op.d, T(0));
+            for (std::size_t k0 = 0; k0 < op.blocks; k0 += per) {
+                const std::size_t nb = std::min(per, op.blocks - k0);
+                for (std::size_t j = 0; j < nb; ++j) {
+                    const std::size_t col = (k0 + j) * dp, width = std::min(dp, op.m - col);
+                    T *dst = buf + j * dp;
+                    std::memcpy(dst, vr + col, width * sizeof(T));
+                    std::fill(dst + width, dst + dp, T(0));
+                }
+                detail::adjoint_blocks(op, k0, nb, buf, tmp);
+                for (std::size_t j = 0; j < nb; ++j) {
+                    const T *src = buf + j * dp;
+                    for (std::size_t i = 0; i < op.d; ++i) o[i] += src[i];
+                }
+            }
+        }
+        return;
+    }
     const std::size_t groups = (rows + g - 1) / g;
     auto work = [&](std::size_t begin, std::size_t end) {
         T *const buf = detail::scratch<T>(1, g * dp);

@@ -190,8 +190,14 @@ void sketch_structured(const operators::Structured<T> &op, Nonlinearity f, const
     detail::ordered_pieces(rows, detail::piece_rows(op), m, two, acc0, acc1,
                            [&](std::size_t p0, std::size_t p1, double *l0, double *l1) {
         T *const pad = direct ? nullptr : operators::detail::scratch<T>(0, wide * dp);
-        T *const buf = operators::detail::scratch<T>(1, wide * dp);
-        T *const tmp = op.kind == operators::Kind::fastfood ? operators::detail::scratch<T>(2, g * dp) : nullptr;
+        // buf also holds the few-rows sweeps below (each thread's scratch is sized once here:
+        // growing it later would move it)
+        const std::size_t per = std::min(op.blocks, operators::detail::blocks_per_sweep<T>(op.log_dp));
+        const std::size_t few = operators::detail::few_rows - 1;
+        T *const buf = operators::detail::scratch<T>(1, std::max(wide, few * per) * dp);
+        T *const tmp = op.kind == operators::Kind::fastfood
+                           ? operators::detail::scratch<T>(2, std::max(g, per) * dp)
+                           : nullptr;
         for (std::size_t w0 = p0; w0 < p1; w0 += wide) {
             const std::size_t wcount = std::min(wide, p1 - w0);
             const T *src = x + static_cast<std::ptrdiff_t>(w0) * x_stride;
@@ -200,6 +206,24 @@ void sketch_structured(const operators::Structured<T> &op, Nonlinearity f, const
                 operators::detail::load_padded(src, x_stride, wcount, op.d, dp, pad);
                 src = pad;
                 src_stride = static_cast<std::ptrdiff_t>(dp);
+            }
+            if (wcount < operators::detail::few_rows && op.blocks > 1) {
+                // few rows: each through a sweep of blocks at once (operators.hpp), then
+                // the same accumulations as below, block by block, so the same sums
+                T *const big = buf;
+                for (std::size_t k0 = 0; k0 < op.blocks; k0 += per) {
+                    const std::size_t nb = std::min(per, op.blocks - k0);
+                    const auto rs = static_cast<std::ptrdiff_t>(nb * dp);
+                    for (std::size_t r = 0; r < wcount; ++r)
+                        operators::detail::forward_blocks(op, k0, nb, src + static_cast<std::ptrdiff_t>(r) * src_stride,
+                                                          big + r * nb * dp, tmp);
+                    for (std::size_t j = 0; j < nb; ++j) {
+                        const std::size_t col = (k0 + j) * dp, width = std::min(dp, m - col);
+                        accumulate<T>(f, big + j * dp, wcount, rs, width, u ? u + col : nullptr, l0 + col,
+                                      l1 ? l1 + col : nullptr);
+                    }
+                }
+                continue;
             }
             for (std::size_t k = 0; k < op.blocks; ++k) {
                 // L1-sized transforms into the wide buffer, then one accumulation
