@@ -127,6 +127,19 @@ def test_streaming_update_equals_one_call_and_is_atomic():
     np.testing.assert_allclose(acc.sketch().sum, fm.sketch(X).sum, rtol=0, atol=1e-10 * 900)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_sketch_refuses_a_sum_that_is_not_finite(kind):
+    fm = fmap(kind, "r3")
+    good = fm.sketch(np.zeros((2, 20))).sum
+    for i, bad_value in ((0, np.nan), (len(good) - 1, np.inf), (3, -np.inf)):
+        for part in ((1.0, 1j) if np.iscomplexobj(good) else (1.0,)):
+            bad = good.copy()
+            bad[i] = bad_value * part if part == 1.0 else good[i].real + 1j * bad_value
+            with pytest.raises(ValueError, match="sum must be finite"):
+                Sketch(fm, bad, 2)
+    assert Sketch(fm, good, 2).count == 2
+
+
 def test_empty_batches_and_bad_inputs():
     fm = fmap("complex", "r3")
     empty = fm.sketch(np.zeros((0, 20)))
