@@ -8,7 +8,8 @@ from pysketch.operators import make_operator
 
 
 class TimeOperatorApply:
-    """Omega^T x for a batch of rows (the R3 block cost is the d = m case)."""
+    """Omega^T x and Omega v for a batch of rows, m = 10 d (batch 1: one vector through all
+    the blocks at once, the per-row-diagonal path of operators.hpp)."""
 
     params = (["dense", "r3", "gr2", "fastfood"], [64, 256, 1024, 4096], [1, 256])
     param_names = ["operator", "d", "batch"]
@@ -21,9 +22,13 @@ class TimeOperatorApply:
         self.op = make_operator(d, m, kind=operator, random_state=0, dtype=np.float32)
         self.X = np.random.default_rng(0).standard_normal((batch, d)).astype(np.float32)
         self.out = np.empty((batch, m), np.float32)
+        self.V = np.random.default_rng(1).standard_normal((batch, m)).astype(np.float32)
 
     def time_apply(self, operator, d, batch):
         self.op.apply(self.X, out=self.out)
+
+    def time_adjoint(self, operator, d, batch):
+        self.op.adjoint(self.V)
 
 
 class TimeSketch:
