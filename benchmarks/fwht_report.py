@@ -5,7 +5,10 @@
 For every n = 2^k and dtype, a batch of rows (about 2^17 elements, at least one row) is
 transformed on ONE thread, many times; each trial starts from the same data (restored
 outside the timed region, so nothing overflows), and the best trial, divided by the
-number of rows, is the time per transform. Columns:
+number of rows, is the time per transform. The trials of pysketch, its default call and
+fht_cpu alternate (one of each per round), so that a stretch in which the shared machine
+runs slow affects them alike.
+Columns:
 
   pysketch      in place (out=x), check_finite=False: the kernel and the call
   GFLOP/s       n * log2(n) additions per transform / time
@@ -65,17 +68,22 @@ def empty_aligned(shape, dtype, alignment=64):
     return raw[start : start + nbytes].view(dtype).reshape(shape)
 
 
-def best_time_ns(fn, data, buffer, budget_s, min_trials=5, max_trials=400):
-    """Best of many short trials of fn(buffer); buffer is reset to data before each one."""
-    best = math.inf
-    deadline = time.perf_counter() + budget_s
-    trials = 0
-    while trials < min_trials or (trials < max_trials and time.perf_counter() < deadline):
-        np.copyto(buffer, data)
-        start = time.perf_counter_ns()
-        fn(buffer)
-        best = min(best, time.perf_counter_ns() - start)
-        trials += 1
+def best_times_ns(fns, data, buffer, budget_s, min_rounds=5, max_rounds=400):
+    """Best of many short trials of each fn(buffer) in `fns` (a dict), in rounds: every round
+    times each contender once, in turn, so that all of them sample the same stretches of a
+    shared, noisy machine (whose speed can halve for seconds at a time) and their ratios
+    stay fair. buffer is reset to data before every trial, outside the timed region.
+    budget_s is per contender."""
+    best = dict.fromkeys(fns, math.inf)
+    deadline = time.perf_counter() + budget_s * len(fns)
+    rounds = 0
+    while rounds < min_rounds or (rounds < max_rounds and time.perf_counter() < deadline):
+        for name, fn in fns.items():
+            np.copyto(buffer, data)
+            start = time.perf_counter_ns()
+            fn(buffer)
+            best[name] = min(best[name], time.perf_counter_ns() - start)
+        rounds += 1
     return best
 
 
@@ -84,9 +92,10 @@ def measure(n, dtype, budget_s):
     data = np.random.default_rng(n).standard_normal((rows, n)).astype(dtype)
     buffer = empty_aligned(data.shape, dtype)
     fwht = pysketch.fwht
-    result = {"rows": rows}
-    result["pysketch"] = best_time_ns(lambda b: fwht(b, out=b, check_finite=False), data, buffer, budget_s) / rows
-    result["default"] = best_time_ns(lambda b: fwht(b), data, buffer, budget_s) / rows
+    fns = {
+        "pysketch": lambda b: fwht(b, out=b, check_finite=False),
+        "default": lambda b: fwht(b),
+    }
     if fht_cpu is not None:
         # Check once that the peer computes the same transform (up to rounding order).
         check = data[:1].copy()
@@ -94,10 +103,13 @@ def measure(n, dtype, budget_s):
         tol = 1e-3 if dtype == np.float32 else 1e-9
         if not np.allclose(check, fwht(data[:1]), rtol=tol, atol=tol * math.sqrt(n)):
             sys.exit(f"fht_cpu disagrees with pysketch at n={n} {np.dtype(dtype).name}")
-        result["fht_cpu"] = (
-            best_time_ns(lambda b: fht_cpu.fht(b, inplace=True, num_threads=1), data, buffer, budget_s) / rows
-        )
-    result["fft"] = best_time_ns(lambda b: np.fft.fft(b, axis=-1), data, buffer, budget_s) / rows
+        fns["fht_cpu"] = lambda b: fht_cpu.fht(b, inplace=True, num_threads=1)
+    result = {name: t / rows for name, t in best_times_ns(fns, data, buffer, budget_s).items()}
+    # numpy's FFT (a reference point only) on its own: at large n one trial takes as long
+    # as a hundred of the others, and it would leave them few rounds
+    fft = {"fft": lambda b: np.fft.fft(b, axis=-1)}
+    result["fft"] = best_times_ns(fft, data, buffer, budget_s)["fft"] / rows
+    result["rows"] = rows
     return result
 
 
