@@ -217,6 +217,22 @@ def test_shapes_and_bad_inputs(kind):
         op.apply(np.array(["a"] * 6))
 
 
+@pytest.mark.parametrize("kind", STRUCTURED)
+@pytest.mark.parametrize("rows", [1, 4])
+def test_structured_out_must_not_overlap_the_input(kind, rows):
+    # one block-parallel call (1 row) and the block-by-block path (4 rows) alike
+    op = draw(kind, 64, 128, seed=2)
+    mem = np.zeros(rows * 128 + 64)
+    X, out = mem[: rows * 64].reshape(rows, 64), mem[32 : 32 + rows * 128].reshape(rows, 128)
+    with pytest.raises(ValueError, match="out must not overlap x"):
+        op.apply(X, out=out)
+    V, back = mem[: rows * 128].reshape(rows, 128), mem[64 : 64 + rows * 64].reshape(rows, 64)
+    with pytest.raises(ValueError, match="out must not overlap v"):
+        op.adjoint(V, out=back)
+    # apart, the same call works
+    np.testing.assert_array_equal(op.apply(X.copy(), out=np.empty((rows, 128))), op.apply(X))
+
+
 def test_make_operator_arguments():
     assert make_operator(10, 20).kind == "dense"
     assert make_operator(100, 20).kind == "r3"

@@ -55,24 +55,6 @@ void check_length(const py::array &a, const char *name, std::size_t n, const cha
                               std::to_string(a.shape(0)));
 }
 
-// Byte range [lo, hi) touched by `rows` rows of n items of `item` bytes, `stride` items apart.
-std::pair<std::uintptr_t, std::uintptr_t> byte_range(const void *data, std::ptrdiff_t stride, std::size_t rows,
-                                                     std::size_t n, std::size_t item)
-{
-    const auto base = reinterpret_cast<std::uintptr_t>(data);
-    if (rows == 0 || n == 0) return {base, base};
-    const std::size_t magnitude = stride < 0 ? static_cast<std::size_t>(0) - static_cast<std::size_t>(stride)
-                                             : static_cast<std::size_t>(stride);
-    const std::size_t reach = (rows - 1) * magnitude * item;
-    const std::uintptr_t first = stride < 0 ? base - reach : base;
-    return {first, first + reach + n * item};
-}
-
-bool overlap(std::pair<std::uintptr_t, std::uintptr_t> a, std::pair<std::uintptr_t, std::uintptr_t> b)
-{
-    return a.first < b.second && b.first < a.second;
-}
-
 // An output array given by the caller: t's dtype and length, contiguous, writeable; it may be
 // t itself (in place) but must not otherwise overlap t.
 template <class T>

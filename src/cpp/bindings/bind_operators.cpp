@@ -34,6 +34,7 @@ class StructuredCore {
         check_rows(in, op_.d, "x");
         check_rows(o, op_.m, "out");
         if (in.rows != o.rows) throw py::value_error("x and out must have the same number of rows");
+        if (overlap(byte_range(in), byte_range(o))) throw py::value_error("out must not overlap x");
         py::gil_scoped_release release;
         ops::apply(op_, in.data, in.stride, in.rows, o.data, o.stride);
     }
@@ -46,6 +47,7 @@ class StructuredCore {
         check_rows(in, op_.m, "v");
         check_rows(o, op_.d, "out");
         if (in.rows != o.rows) throw py::value_error("v and out must have the same number of rows");
+        if (overlap(byte_range(in), byte_range(o))) throw py::value_error("out must not overlap v");
         py::gil_scoped_release release;
         ops::adjoint(op_, in.data, in.stride, in.rows, o.data, o.stride);
     }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pysketch/hadamard.hpp"
@@ -55,6 +56,31 @@ Rows<T> unpack(const py::array &a, const char *name, bool written)
     // The core only writes through this pointer when `written` was checked above.
     T *data = static_cast<T *>(const_cast<void *>(a.data()));
     return {data, stride, rows, n};
+}
+
+// Byte range [lo, hi) touched by `rows` rows of n items of `item` bytes, `stride` items apart.
+inline std::pair<std::uintptr_t, std::uintptr_t> byte_range(const void *data, std::ptrdiff_t stride,
+                                                            std::size_t rows, std::size_t n, std::size_t item)
+{
+    const auto base = reinterpret_cast<std::uintptr_t>(data);
+    if (rows == 0 || n == 0) return {base, base};
+    const std::size_t magnitude = stride < 0 ? static_cast<std::size_t>(0) - static_cast<std::size_t>(stride)
+                                             : static_cast<std::size_t>(stride);
+    const std::size_t reach = (rows - 1) * magnitude * item;
+    const std::uintptr_t first = stride < 0 ? base - reach : base;
+    return {first, first + reach + n * item};
+}
+
+inline bool overlap(std::pair<std::uintptr_t, std::uintptr_t> a, std::pair<std::uintptr_t, std::uintptr_t> b)
+{
+    return a.first < b.second && b.first < a.second;
+}
+
+// Byte range of an unpacked (rows, n) array.
+template <class T>
+std::pair<std::uintptr_t, std::uintptr_t> byte_range(const Rows<T> &a)
+{
+    return byte_range(a.data, a.stride, a.rows, a.n, sizeof(T));
 }
 
 inline int log2_length(std::size_t n, const char *name)

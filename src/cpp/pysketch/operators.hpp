@@ -219,14 +219,6 @@ T *scratch(int slot, std::size_t n)
     return b.data();
 }
 
-// Whether [a, a + na) and [b, b + nb) share an element (the caller's x and out may alias).
-template <class T>
-bool overlaps(const T *a, std::size_t na, const T *b, std::size_t nb)
-{
-    const auto pa = reinterpret_cast<std::uintptr_t>(a), pb = reinterpret_cast<std::uintptr_t>(b);
-    return pa < pb + nb * sizeof(T) && pb < pa + na * sizeof(T);
-}
-
 // Copy `rows` rows of d values (stride in elements) into buf (stride dp), zero-padded.
 template <class T>
 void load_padded(const T *x, std::ptrdiff_t stride, std::size_t rows, std::size_t d, std::size_t dp, T *buf)
@@ -240,7 +232,8 @@ void load_padded(const T *x, std::ptrdiff_t stride, std::size_t rows, std::size_
 
 }  // namespace detail
 
-// out[r, 0:m] = Omega^T x_r for the `rows` rows of x (d values each). Strides in elements.
+// out[r, 0:m] = Omega^T x_r for the `rows` rows of x (d values each). Strides in elements;
+// x and out must not overlap.
 template <class T>
 void apply(const Structured<T> &op, const T *x, std::ptrdiff_t x_stride, std::size_t rows, T *out,
            std::ptrdiff_t out_stride)
@@ -268,7 +261,7 @@ void apply(const Structured<T> &op, const T *x, std::ptrdiff_t x_stride, std::si
                 }
                 T *o = out + static_cast<std::ptrdiff_t>(r) * out_stride + k0 * dp;
                 const std::size_t width = std::min(nb * dp, op.m - k0 * dp);  // outputs kept
-                if (width == nb * dp && !detail::overlaps(src, dp, o, width)) {
+                if (width == nb * dp) {
                     detail::forward_blocks(op, k0, nb, src, o, tmp);
                 } else {
                     detail::forward_blocks(op, k0, nb, src, buf, tmp);
@@ -322,7 +315,8 @@ void apply(const Structured<T> &op, const T *x, std::ptrdiff_t x_stride, std::si
         work(0, items);
 }
 
-// out[r, 0:d] = Omega v_r for the `rows` rows of v (m values each). Strides in elements.
+// out[r, 0:d] = Omega v_r for the `rows` rows of v (m values each). Strides in elements;
+// v and out must not overlap.
 template <class T>
 void adjoint(const Structured<T> &op, const T *v, std::ptrdiff_t v_stride, std::size_t rows, T *out,
              std::ptrdiff_t out_stride)

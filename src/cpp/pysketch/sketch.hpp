@@ -210,16 +210,15 @@ void sketch_structured(const operators::Structured<T> &op, Nonlinearity f, const
             if (wcount < operators::detail::few_rows && op.blocks > 1) {
                 // few rows: each through a sweep of blocks at once (operators.hpp), then
                 // the same accumulations as below, block by block, so the same sums
-                T *const big = buf;
                 for (std::size_t k0 = 0; k0 < op.blocks; k0 += per) {
                     const std::size_t nb = std::min(per, op.blocks - k0);
                     const auto rs = static_cast<std::ptrdiff_t>(nb * dp);
                     for (std::size_t r = 0; r < wcount; ++r)
                         operators::detail::forward_blocks(op, k0, nb, src + static_cast<std::ptrdiff_t>(r) * src_stride,
-                                                          big + r * nb * dp, tmp);
+                                                          buf + r * nb * dp, tmp);
                     for (std::size_t j = 0; j < nb; ++j) {
                         const std::size_t col = (k0 + j) * dp, width = std::min(dp, m - col);
-                        accumulate<T>(f, big + j * dp, wcount, rs, width, u ? u + col : nullptr, l0 + col,
+                        accumulate<T>(f, buf + j * dp, wcount, rs, width, u ? u + col : nullptr, l0 + col,
                                       l1 ? l1 + col : nullptr);
                     }
                 }
