@@ -77,6 +77,17 @@ def core_sketch(fm, X, scheme, r, first=0, key=KEY):
     return acc0, acc1
 
 
+def assert_sums_match_the_reference(fm, X, scheme, r, first):
+    """The C++ subsampled sums equal the NumPy reference for the same masks, to 1e-12 of
+    the scaled sum's size."""
+    acc0, acc1 = core_sketch(fm, X, scheme, r, first=first)
+    ref0, ref1 = reference(fm, X, scheme, r, first=first)
+    tol = 1e-12 * len(X) * fm.m / r * max(1.0, np.abs(ref0).max() / len(X) * r / fm.m)
+    np.testing.assert_allclose(acc0, ref0, rtol=0, atol=tol)
+    if acc1 is not None:
+        np.testing.assert_allclose(acc1, ref1, rtol=0, atol=tol)
+
+
 # --------------------------------------------------------------------------- random numbers
 
 
@@ -184,12 +195,7 @@ def test_masks_depend_on_the_key_and_the_record_position_only():
 def test_dense_sums_match_the_reference_for_the_same_masks(dtype, kind, scheme, r):
     fm = fmap(kind, "dense", d=8, m=256, dtype=dtype)
     X = data(300, 8, dtype)
-    acc0, acc1 = core_sketch(fm, X, scheme, r, first=11)
-    ref0, ref1 = reference(fm, X, scheme, r, first=11)
-    tol = 1e-12 * len(X) * fm.m / r * max(1.0, np.abs(ref0).max() / len(X) * r / fm.m)
-    np.testing.assert_allclose(acc0, ref0, rtol=0, atol=tol)
-    if acc1 is not None:
-        np.testing.assert_allclose(acc1, ref1, rtol=0, atol=tol)
+    assert_sums_match_the_reference(fm, X, scheme, r, first=11)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -200,12 +206,7 @@ def test_dense_sums_match_the_reference_for_the_same_masks(dtype, kind, scheme, 
 def test_structured_sums_match_the_reference_for_the_same_masks(dtype, op, kind, scheme, r):
     fm = fmap(kind, op, d=12, m=128, dtype=dtype)  # d_p = 16: 8 blocks
     X = data(200, 12, dtype)
-    acc0, acc1 = core_sketch(fm, X, scheme, r, first=3)
-    ref0, ref1 = reference(fm, X, scheme, r, first=3)
-    tol = 1e-12 * len(X) * fm.m / r * max(1.0, np.abs(ref0).max() / len(X) * r / fm.m)
-    np.testing.assert_allclose(acc0, ref0, rtol=0, atol=tol)
-    if acc1 is not None:
-        np.testing.assert_allclose(acc1, ref1, rtol=0, atol=tol)
+    assert_sums_match_the_reference(fm, X, scheme, r, first=3)
 
 
 @pytest.mark.parametrize("op", ["dense", "r3", "fastfood"])
