@@ -248,3 +248,30 @@ def test_make_operator_arguments():
         StructuredOperator(3, 4)
     with pytest.raises(ValueError, match="finite"):
         DenseOperator(np.array([[1.0, np.nan]]))
+
+
+@pytest.mark.parametrize("kind", STRUCTURED)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_structured_arrays_start_on_cache_lines_even_when_loaded_from_misaligned_ones(kind, dtype):
+    # The transforms load the diagonals (and Fastfood's permutation) one 64-byte register at
+    # a time: they must start on a cache line, whatever the arrays the state came from.
+    from pysketch import _core
+
+    op = draw(kind, 300, 1500, seed=5, dtype=dtype)
+    meta, arrays = op.get_state()
+    shifted = {}
+    for name, v in arrays.items():
+        raw = np.empty(v.nbytes + 128, np.uint8)
+        start = (-_core.address(raw) % 64) + 16  # 16 bytes past a cache line, as numpy often is
+        shifted[name] = np.ndarray(v.shape, v.dtype, raw, start)
+        shifted[name][...] = v
+        assert _core.address(shifted[name]) % 64 == 16
+    for operator in (op, FrequencyOperator.from_state(meta, shifted)):
+        names = ("a", "b", "post") + (("perm",) if kind == "fastfood" else ("c",))
+        for name in names:
+            assert _core.address(getattr(operator, name)) % 64 == 0, name
+    again = FrequencyOperator.from_state(meta, shifted)
+    X = np.random.default_rng(1).standard_normal((3, 300))
+    np.testing.assert_array_equal(again.apply(X), op.apply(X))
+    # outputs the operator allocates (64 KiB and more) start on a cache line too
+    assert _core.address(op.apply(np.ones((16, 300)))) % 64 == 0
