@@ -22,6 +22,8 @@ of ../shared/notes/anchors_fwht.md describe the method):
     and stored twice (two passes); an R3 block does that three times and multiplies by
     four diagonals (one product per register each).
 
+Each count is taken for 512-bit registers (the kernels' own) and for 256-bit ones (fewer
+levels inside a register, hence fewer operations, at half the width), and each is timed.
 The loop runs the counted operations, in proportion, on 24 independent registers, so it
 is limited only by how many of them the core can start per cycle: no kernel with these
 operations can be faster. It is not a proof that no transform with fewer operations
@@ -49,41 +51,54 @@ import pysketch  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fwht_report import measure  # noqa: E402
 
-# Operations per transform (see the docstring). Keys: perm (in-lane shuffle), lane
-# (cross-lane shuffle), fma (sign multiply-add of the in-register levels), addsub
-# (cross-register levels), mul (diagonal products), st / ld (zmm stores and loads).
-F32_1024 = dict(perm=2 * 64, lane=2 * 64, fma=4 * 64, addsub=6 * 64, mul=0, st=2 * 64, ld=2 * 64)
-F64_1024 = dict(perm=1 * 128, lane=2 * 128, fma=3 * 128, addsub=7 * 128, mul=0, st=2 * 128, ld=2 * 128)
-R3_1024 = {k: 3 * v for k, v in F32_1024.items()}
-R3_1024["mul"] = 4 * 64
+# Operations per transform (see the docstring), per register width. Keys: perm (shuffle
+# within 128-bit lanes), lane (shuffle across them), fma (sign multiply-add of the
+# in-register levels), addsub (cross-register levels), mul (diagonal products), st / ld
+# (vector stores and loads).
+
+
+def fwht_ops(log_n, log_lanes, in_lane_levels, transforms=1, diagonals=0):
+    vectors = 1 << (log_n - log_lanes)
+    perm = min(log_lanes, in_lane_levels)
+    ops = dict(perm=perm * vectors, lane=(log_lanes - perm) * vectors, fma=log_lanes * vectors,
+               addsub=(log_n - log_lanes) * vectors, mul=0, st=2 * vectors, ld=2 * vectors)
+    ops = {k: transforms * v for k, v in ops.items()}
+    ops["mul"] = diagonals * vectors
+    return ops, vectors
+
+
+# name -> {register width: (operation counts, vectors, instruction suffix)}; within 128 bits
+# a float register holds 4 values (2 in-lane levels), a double register 2 (1 level).
 KERNELS = {
-    "fwht float32 n=2^10": (F32_1024, "ps"),
-    "fwht float64 n=2^10": (F64_1024, "pd"),
-    "R3 block float32 d=1024": (R3_1024, "ps"),
+    "fwht float32 n=2^10": {w: (*fwht_ops(10, lw, 2), "ps") for w, lw in (("zmm", 4), ("ymm", 3))},
+    "fwht float64 n=2^10": {w: (*fwht_ops(10, lw, 1), "pd") for w, lw in (("zmm", 3), ("ymm", 2))},
+    "R3 block float32 d=1024": {w: (*fwht_ops(10, lw, 2, 3, 4), "ps") for w, lw in (("zmm", 4), ("ymm", 3))},
 }
 TARGET_NS = {"fwht float32 n=2^10": 150.0, "fwht float64 n=2^10": 250.0, "R3 block float32 d=1024": 450.0}
-SCALE = {"fwht float32 n=2^10": 8, "fwht float64 n=2^10": 16, "R3 block float32 d=1024": 32}
+PER_LOOP = 8  # the probe loop holds the operations of 8 registers' worth of the kernel
 SPLITS = 6  # subtraction splits tried: 0, 1/10, .., 5/10 of the additions on the FMA units
+FP_KINDS = ("perm", "lane", "fma", "addsub", "mul")
 
 
-def instruction(kind, sfx, reg, slot):
-    r = f"%%zmm{reg}"
+def instruction(kind, sfx, width, reg, slot):
+    r = f"%%{width}{reg}"
     if kind == "perm":
         return f"vpermil{sfx} $0x{'b1' if sfx == 'ps' else '55'}, {r}, {r}"
     if kind == "lane":
-        return f"vshuf{'f32x4' if sfx == 'ps' else 'f64x2'} $0xb1, {r}, {r}, {r}"
+        imm = "0xb1" if width == "zmm" else "0x1"
+        return f"vshuf{'f32x4' if sfx == 'ps' else 'f64x2'} ${imm}, {r}, {r}, {r}"
     if kind == "fma":
-        return f"vfmadd231{sfx} %%zmm30, %%zmm31, {r}"
+        return f"vfmadd231{sfx} %%{width}30, %%{width}31, {r}"
     if kind == "add":
-        return f"vadd{sfx} %%zmm30, {r}, {r}"
+        return f"vadd{sfx} %%{width}30, {r}, {r}"
     if kind == "subx":
-        return f"vfnmadd231{sfx} %%zmm30, %%zmm31, {r}"
+        return f"vfnmadd231{sfx} %%{width}30, %%{width}31, {r}"
     if kind == "mul":
-        return f"vmul{sfx} %%zmm30, {r}, {r}"
+        return f"vmul{sfx} %%{width}30, {r}, {r}"
     if kind == "st":
         return f"vmovups {r}, {64 * (slot % 64)}(%0)"
     if kind == "ld":
-        return f"vmovups {64 * (slot % 64)}(%1), %%zmm{24 + slot % 6}"
+        return f"vmovups {64 * (slot % 64)}(%1), %%{width}{24 + slot % 6}"
     raise ValueError(kind)
 
 
@@ -99,21 +114,20 @@ def interleave(counts):
     return order
 
 
-def loop_body(counts, sfx, split, scale):
-    """Assembly for 1/scale of a kernel's operations, `split` tenths of the additions as fnmadd."""
-    c = {k: v // scale for k, v in counts.items()}
+def loop_body(counts, vectors, sfx, width, split):
+    """Assembly for PER_LOOP registers' worth of a kernel's operations, `split` tenths of the
+    additions as fnmadd."""
+    c = {k: v * PER_LOOP // vectors for k, v in counts.items()}
     subx = c["addsub"] * split // 10
     mix = {"perm": c["perm"], "lane": c["lane"], "fma": c["fma"], "add": c["addsub"] - subx, "subx": subx,
            "mul": c["mul"], "st": c["st"], "ld": c["ld"]}
     order = interleave({k: v for k, v in mix.items() if v})
-    lines, reg, slots = [], 0, {"st": 0, "ld": 0}
-    for kind in order:
+    lines, slots = [], {"st": 0, "ld": 0}
+    for i, kind in enumerate(order):
+        slot = slots.get(kind, 0)
         if kind in slots:
-            lines.append(instruction(kind, sfx, reg % 24, slots[kind]))
             slots[kind] += 1
-        else:
-            lines.append(instruction(kind, sfx, reg % 24, 0))
-        reg += 1
+        lines.append(instruction(kind, sfx, width, i % 24, slot))
     return "\\n\\t".join(lines) + "\\n\\t"
 
 
@@ -148,22 +162,26 @@ int main(void) {
 """
 
 
-def build(workdir, trials):
+def build(workdir, trials, ymm):
     """Compile the probe; returns (path of the executable, None) or (None, why not)."""
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
         return None, "no C compiler (gcc or cc) on the PATH"
     lines = [C_SOURCE, f"#define TRIALS {trials}"]
-    for name, (counts, sfx) in KERNELS.items():
-        for split in range(SPLITS):
-            body = loop_body(counts, sfx, split, SCALE[name])
-            lines.append(f'    RUN("{name.replace(" ", "_")}|{split}", "{body}")')
+    for name, widths in KERNELS.items():
+        for width, (counts, vectors, sfx) in widths.items():
+            if width == "ymm" and not ymm:
+                continue
+            for split in range(SPLITS):
+                body = loop_body(counts, vectors, sfx, width, split)
+                lines.append(f'    RUN("{name.replace(" ", "_")}|{width}|{split}", "{body}")')
     lines.append("    return 0;\n}\n")
     src = os.path.join(workdir, "issue_bound.c")
     exe = os.path.join(workdir, "issue_bound")
     with open(src, "w") as f:
         f.write("\n".join(lines))
-    done = subprocess.run([cc, "-O2", "-mavx512f", src, "-o", exe], capture_output=True, text=True)
+    flags = ["-mavx512f", "-mavx512vl"] if ymm else ["-mavx512f"]
+    done = subprocess.run([cc, "-O2", *flags, src, "-o", exe], capture_output=True, text=True)
     if done.returncode != 0:
         return None, f"{cc} could not build the probe:\n{done.stderr[-2000:]}"
     return exe, None
@@ -177,6 +195,15 @@ def run_probe(exe):
         key, value = line.split()
         out[key] = float(value)
     return out
+
+
+def _has_avx512vl():
+    """Whether the 256-bit forms of the AVX-512 instructions (and registers 16-31) exist."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " avx512vl" in line for line in f)
+    except OSError:
+        return False
 
 
 def best_ns(fn, budget_s, min_trials=5, max_trials=5000):
@@ -218,7 +245,7 @@ def main(argv=None):
     # this shared machine has stretches of seconds to minutes in which everything runs slow.
     probe, ours = {}, {}
     with tempfile.TemporaryDirectory() as workdir:
-        exe, error = build(workdir, args.trials)
+        exe, error = build(workdir, args.trials, ymm=_has_avx512vl())
         if exe is None:
             print(f"issue_bound: {error}")
             return 0
@@ -232,23 +259,28 @@ def main(argv=None):
           f"clock {ghz:.2f} GHz (dependent register additions)")
     print("bound = the kernel's operations issued with no dependencies (best split of the subtractions); "
           "pysketch = best of many trials\n")
-    header = (f"{'kernel':25} {'FP ops':>6} {'stores':>6} {'cyc/op':>6} {'bound ns':>8} {'pysketch ns':>11} "
+    header = (f"{'kernel':25} {'width':>5} {'ops':>5} {'stores':>6} {'cyc/op':>6} {'bound ns':>8} {'pysketch ns':>11} "
               f"{'% of bound':>10} {'target ns':>9} {'target needs':>12}")
     print(header)
     print("-" * len(header))
-    for name, (counts, _) in KERNELS.items():
+    for name, widths in KERNELS.items():
         key = name.replace(" ", "_")
-        loop_ns = min(v for k, v in probe.items() if k.split("|")[0] == key)
-        scale = SCALE[name]
-        fp_ops = sum(counts[k] for k in ("perm", "lane", "fma", "addsub", "mul"))
-        fp_in_loop = sum(counts[k] // scale for k in ("perm", "lane", "fma", "addsub", "mul"))
-        bound = loop_ns * fp_ops / fp_in_loop
-        cycles_per_op = loop_ns * ghz / fp_in_loop
-        target = TARGET_NS[name]
-        print(f"{name:25} {fp_ops:>6} {counts['st']:>6} {cycles_per_op:>6.3f} {bound:>8.1f} {ours[name]:>11.1f} "
-              f"{100 * bound / ours[name]:>9.0f}% {target:>9.0f} {100 * bound / target:>11.0f}%")
-    print("\n% of bound: bound / pysketch time. target needs: bound / target, the share of the bound a kernel "
-          "must reach to meet the target (through Python for the fwht rows, as fwht_report.py times them).")
+        for width, (counts, vectors, _) in widths.items():
+            runs = [v for k, v in probe.items() if k.split("|")[:2] == [key, width]]
+            if not runs:
+                continue
+            # one loop = PER_LOOP registers' worth of the kernel
+            bound = min(runs) * vectors / PER_LOOP
+            fp_ops = sum(counts[k] for k in FP_KINDS)
+            cycles_per_op = bound * ghz / fp_ops
+            target = TARGET_NS[name]
+            print(f"{name:25} {width:>5} {fp_ops:>5} {counts['st']:>6} {cycles_per_op:>6.3f} {bound:>8.1f} "
+                  f"{ours[name]:>11.1f} {100 * bound / ours[name]:>9.0f}% {target:>9.0f} {100 * bound / target:>11.0f}%")
+    print("\nwidth: the registers of the probe (zmm: 512 bits, the kernels' own; ymm: 256 bits, fewer levels within a "
+          "register and so fewer operations, but twice the registers). The smaller bound holds for a kernel of either "
+          "width.\n% of bound: bound / pysketch time. target needs: bound / target, the share of "
+          "the bound a kernel must reach to meet the target (through Python for the fwht rows, as fwht_report.py times "
+          "them).")
     return 0
 
 
