@@ -39,7 +39,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -50,6 +49,7 @@ import pysketch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fwht_report import measure  # noqa: E402
+from sketch_report import best_ns  # noqa: E402
 
 # Operations per transform (see the docstring), per register width. Keys: perm (shuffle
 # within 128-bit lanes), lane (shuffle across them), fma (sign multiply-add of the
@@ -206,18 +206,6 @@ def _has_avx512vl():
         return False
 
 
-def best_ns(fn, budget_s, min_trials=5, max_trials=5000):
-    best = math.inf
-    deadline = time.perf_counter() + budget_s
-    trials = 0
-    while trials < min_trials or (trials < max_trials and time.perf_counter() < deadline):
-        start = time.perf_counter_ns()
-        fn()
-        best = min(best, time.perf_counter_ns() - start)
-        trials += 1
-    return best
-
-
 def measured_ns(name, budget):
     if name.startswith("fwht"):
         return measure(1024, np.float32 if "float32" in name else np.float64, budget)["pysketch"]
@@ -227,7 +215,7 @@ def measured_ns(name, budget):
     X = np.random.default_rng(0).standard_normal((64, 1024)).astype(np.float32)
     out = np.empty((64, 1024), np.float32)
     core = op._core
-    return best_ns(lambda: core.apply(X, out), budget) / 64
+    return best_ns(lambda: core.apply(X, out), budget, max_trials=5000) / 64
 
 
 def main(argv=None):
