@@ -266,11 +266,11 @@ def test_structured_arrays_start_on_cache_lines_even_when_loaded_from_misaligned
         shifted[name] = np.ndarray(v.shape, v.dtype, raw, start)
         shifted[name][...] = v
         assert _core.address(shifted[name]) % 64 == 16
-    for operator in (op, FrequencyOperator.from_state(meta, shifted)):
+    again = FrequencyOperator.from_state(meta, shifted)
+    for operator in (op, again):
         names = ("a", "b", "post") + (("perm",) if kind == "fastfood" else ("c",))
         for name in names:
             assert _core.address(getattr(operator, name)) % 64 == 0, name
-    again = FrequencyOperator.from_state(meta, shifted)
     X = np.random.default_rng(1).standard_normal((3, 300))
     np.testing.assert_array_equal(again.apply(X), op.apply(X))
     # outputs the operator allocates (64 KiB and more) start on a cache line too

@@ -240,15 +240,16 @@ def _check_out(out, shape, dtype):
 # ------------------------------------------------------------------ layouts
 
 
-def _empty_aligned(shape, dtype):
-    """An uninitialized C-contiguous array; from 64 KiB on, it starts on a 64-byte boundary.
+def _empty_aligned(shape, dtype, always=False):
+    """An uninitialized C-contiguous array; from 64 KiB on (or always), it starts on a 64-byte boundary.
 
     Aligned rows let the SIMD kernel's loads and stores stay within cache lines (about
     5-15% faster for large rows). Below 64 KiB the extra allocation step would cost more
-    than it saves, and numpy's own allocation (16-byte aligned) is used.
+    than it saves, and numpy's own allocation (16-byte aligned) is used, unless the array
+    is kept and read many times (always=True: the diagonals of the structured operators).
     """
     nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes < _ALIGNED_FROM:
+    if nbytes < _ALIGNED_FROM and not always:
         return np.empty(shape, dtype)
     raw = np.empty(nbytes + _ALIGNMENT, _BYTE)
     return np.ndarray(shape, dtype, raw, -_core.address(raw) % _ALIGNMENT)

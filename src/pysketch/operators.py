@@ -259,8 +259,7 @@ def _cache_line_aligned(v):
     """
     if _core.address(v) % 64 == 0:
         return v
-    raw = np.empty(v.nbytes + 64, np.uint8)
-    out = np.ndarray(v.shape, v.dtype, raw, -_core.address(raw) % 64)
+    out = _empty_aligned(v.shape, v.dtype, always=True)
     out[...] = v
     return out
 
