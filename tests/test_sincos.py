@@ -451,25 +451,36 @@ def test_accumulate_cis_nothing_to_do(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_accumulate_cis_special_values(dtype, restore_simd):
+@pytest.mark.parametrize("dither", [False, True])
+def test_accumulate_cis_special_values(dtype, dither, restore_simd):
+    # The AVX-512 loop reduces row r + 1 before it finishes row r, and takes the cold path of a
+    # row by reloading it (with the dither): special values sit in the first row, the last row
+    # and rows in between, in columns of every vector of a block.
     bound = BOUND[dtype]
-    t = np.zeros((20, 37), dtype)
-    t[:] = np.random.default_rng(12).uniform(-5, 5, t.shape)
+    rng = np.random.default_rng(12)
+    t = rng.uniform(-5, 5, (20, 37)).astype(dtype)
+    u = rng.uniform(0, 2 * np.pi, 37).astype(dtype) if dither else None
     t[3, 2], t[7, 20], t[19, 36] = np.nan, np.inf, -np.inf
     t[5, 1], t[6, 1], t[9, 33] = 3 * bound, -1e20, 2 * bound  # outside the fast range, finite
+    t[0, 17], t[19, 30] = -4 * bound, 5 * bound
     with np.errstate(invalid="ignore"):
         finite = np.isfinite(t).all(axis=0)
     clean = np.where(np.isfinite(t), t, 0)
-    ec, es = libm(clean.ravel(), dtype)
+    x = clean if u is None else clean + u  # the phases, rounded to dtype as the kernels add them
+    ec, es = libm(x.ravel(), dtype)
     expect_c = np.asarray(ec, np.float64).reshape(t.shape).sum(axis=0)
     expect_s = np.asarray(es, np.float64).reshape(t.shape).sum(axis=0)
+    expected = None
     for level in AVAILABLE:
         pysketch.set_simd_level(level)
         acc_c, acc_s = np.zeros(37), np.zeros(37)
-        _core.accumulate_cis(t, None, acc_c, acc_s)
+        _core.accumulate_cis(t, u, acc_c, acc_s)
         assert np.all(np.isnan(acc_c[~finite])) and np.all(np.isnan(acc_s[~finite])), level
         assert np.allclose(acc_c[finite], expect_c[finite], rtol=0, atol=20 * 1e-7), level
         assert np.allclose(acc_s[finite], expect_s[finite], rtol=0, atol=20 * 1e-7), level
+        expected = expected or (acc_c, acc_s)  # every level adds the same bits
+        assert np.array_equal(acc_c, expected[0], equal_nan=True), level
+        assert np.array_equal(acc_s, expected[1], equal_nan=True), level
 
 
 # ---------------------------------------------------------------------------------------------
