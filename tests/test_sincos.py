@@ -323,19 +323,29 @@ def test_every_length_and_unaligned_starts(dtype, restore_simd):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_sincos_into_given_arrays_and_in_place(dtype):
-    t = np.random.default_rng(5).uniform(-9, 9, 37).astype(dtype)
-    expect_c, expect_s = _core.sincos(t)
-    c, s = np.empty_like(t), np.empty_like(t)
-    got = _core.sincos(t, cos_out=c, sin_out=s)
-    assert got[0] is c and got[1] is s
-    assert np.array_equal(c, expect_c) and np.array_equal(s, expect_s)
-    x = t.copy()
-    _core.sincos(x, x, s)  # cos in place
-    assert np.array_equal(x, expect_c) and np.array_equal(s, expect_s)
-    x = t.copy()
-    _core.sincos(x, c, x)  # sin in place
-    assert np.array_equal(c, expect_c) and np.array_equal(x, expect_s)
+def test_sincos_into_given_arrays_and_in_place(dtype, restore_simd):
+    # Long enough for several steps of the AVX-512 loop, which loads step j + 1 before it stores
+    # step j, and reloads a step for its cold path: values outside the fast range in the first,
+    # a middle and the last step, and in the tail.
+    t = np.random.default_rng(5).uniform(-9, 9, 203).astype(dtype)
+    t[[0, 40, 100, 190, 202]] = [3e9, -np.inf, 1e20, np.nan, -5e9]
+    for level in AVAILABLE:
+        pysketch.set_simd_level(level)
+        expect_c, expect_s = _core.sincos(t)
+        c, s = np.empty_like(t), np.empty_like(t)
+        got = _core.sincos(t, cos_out=c, sin_out=s)
+        assert got[0] is c and got[1] is s
+        assert np.array_equal(bits(c), bits(expect_c)) and np.array_equal(bits(s), bits(expect_s)), level
+        x = t.copy()
+        _core.sincos(x, x, s)  # cos in place
+        assert np.array_equal(bits(x), bits(expect_c)) and np.array_equal(bits(s), bits(expect_s)), level
+        x = t.copy()
+        _core.sincos(x, c, x)  # sin in place
+        assert np.array_equal(bits(c), bits(expect_c)) and np.array_equal(bits(x), bits(expect_s)), level
+        if _libm is not None:  # beyond the fast range: the C library's bits
+            ec, es = libm(t[[0, 100, 202]], dtype)
+            assert np.array_equal(bits(c[[0, 100, 202]]), bits(ec)), level
+            assert np.array_equal(bits(x[[0, 100, 202]]), bits(es)), level
 
 
 def test_sincos_rejects_bad_outputs():

@@ -979,8 +979,9 @@ namespace detail {
 // The operations the array loops need, per instruction set and type:
 //   values(t, c, s)       plain results (fast range assumed)
 //   cis_values(t, c, s)   results in the form acc_add takes (float: times cis_fixed_scale)
-//   Half, cis_first(t),   the same in two halves (AVX-512 only: its accumulation loop runs the
-//   cis_second(h, c, s)   first half of one row beside the second half of the previous one)
+//   Half, first(t),       values and cis_values in two halves (AVX-512 only: its loops run the
+//   second(h, c, s),      first half of one step beside the second half of the previous one)
+//   cis_first, cis_second
 //   outside(t)            mask of the lanes outside the fast range; any_outside(t[W]) for several
 //   fix / cis_fix         the cold path for those lanes
 //   Acc, acc_*            per-lane sums of accumulate_cis over a block of rows, folded into
@@ -1022,7 +1023,9 @@ struct Avx512<float> {
     PYSKETCH_SINCOS_AVX512 static void values(V t, V &c, V &s) { sincos_f32_avx512<false>(t, c, s); }
     PYSKETCH_SINCOS_AVX512 static void cis_values(V t, V &c, V &s) { sincos_f32_avx512<true>(t, c, s); }
     using Half = Reduced512;
+    PYSKETCH_SINCOS_AVX512 static Half first(V t) { return reduced_f32_avx512<false>(t); }
     PYSKETCH_SINCOS_AVX512 static Half cis_first(V t) { return reduced_f32_avx512<true>(t); }
+    PYSKETCH_SINCOS_AVX512 static void second(const Half &h, V &c, V &s) { place_avx512(h, c, s); }
     PYSKETCH_SINCOS_AVX512 static void cis_second(const Half &h, V &c, V &s) { place_avx512(h, c, s); }
     PYSKETCH_SINCOS_AVX512 static unsigned outside(V t) { return outside_avx512(t); }
     template <std::size_t W>
@@ -1129,7 +1132,9 @@ struct Avx512<double> {
     PYSKETCH_SINCOS_AVX512 static void values(V t, V &c, V &s) { sincos_f64_avx512(t, c, s); }
     PYSKETCH_SINCOS_AVX512 static void cis_values(V t, V &c, V &s) { sincos_f64_avx512(t, c, s); }
     using Half = Reduced512d;
+    PYSKETCH_SINCOS_AVX512 static Half first(V t) { return reduced_f64_avx512(t); }
     PYSKETCH_SINCOS_AVX512 static Half cis_first(V t) { return reduced_f64_avx512(t); }
+    PYSKETCH_SINCOS_AVX512 static void second(const Half &h, V &c, V &s) { place_avx512(h, c, s); }
     PYSKETCH_SINCOS_AVX512 static void cis_second(const Half &h, V &c, V &s) { place_avx512(h, c, s); }
     PYSKETCH_SINCOS_AVX512 static unsigned outside(V t) { return outside_avx512(t); }
     template <std::size_t W>
@@ -1378,19 +1383,52 @@ struct Avx2<double> {
         using V = typename Ops::V;                                                                                   \
         constexpr std::size_t L = Ops::lanes;                                                                        \
         std::size_t j = 0;                                                                                           \
-        for (; j + 2 * L <= n; j += 2 * L) {                                                                         \
-            const V x[2] = {Ops::load(t + j), Ops::load(t + j + L)};                                                 \
-            V c0, s0, c1, s1;                                                                                        \
-            Ops::values(x[0], c0, s0);                                                                               \
-            Ops::values(x[1], c1, s1);                                                                               \
-            if (PYSKETCH_SINCOS_UNLIKELY(Ops::any_outside(x))) {                                                     \
-                Ops::fix(x[0], c0, s0, Ops::outside(x[0]));                                                          \
-                Ops::fix(x[1], c1, s1, Ops::outside(x[1]));                                                          \
+        if constexpr (Ops::check_first) {                                                                            \
+            for (; j + 2 * L <= n; j += 2 * L) {                                                                     \
+                const V x[2] = {Ops::load(t + j), Ops::load(t + j + L)};                                             \
+                V c0, s0, c1, s1;                                                                                    \
+                Ops::values(x[0], c0, s0);                                                                           \
+                Ops::values(x[1], c1, s1);                                                                           \
+                if (PYSKETCH_SINCOS_UNLIKELY(Ops::any_outside(x))) {                                                 \
+                    Ops::fix(x[0], c0, s0, Ops::outside(x[0]));                                                      \
+                    Ops::fix(x[1], c1, s1, Ops::outside(x[1]));                                                      \
+                }                                                                                                    \
+                Ops::store(c + j, c0);                                                                               \
+                Ops::store(s + j, s0);                                                                               \
+                Ops::store(c + j + L, c1);                                                                           \
+                Ops::store(s + j + L, s1);                                                                           \
             }                                                                                                        \
-            Ops::store(c + j, c0);                                                                                   \
-            Ops::store(s + j, s0);                                                                                   \
-            Ops::store(c + j + L, c1);                                                                               \
-            Ops::store(s + j + L, s1);                                                                               \
+        } else if (n >= 2 * L) { /* pipelined as in cis_columns: float 0.279 -> 0.263, double 0.81 -> 0.77 ns a value */               \
+            typename Ops::Half next[2];                                                                              \
+            bool next_slow;                                                                                          \
+            {                                                                                                        \
+                const V x[2] = {Ops::load(t), Ops::load(t + L)};                                                     \
+                next[0] = Ops::first(x[0]);                                                                          \
+                next[1] = Ops::first(x[1]);                                                                          \
+                next_slow = Ops::any_outside(x);                                                                     \
+            }                                                                                                        \
+            for (; j + 2 * L <= n; j += 2 * L) {                                                                     \
+                const typename Ops::Half h0 = next[0], h1 = next[1];                                                 \
+                const bool slow = next_slow;                                                                         \
+                if (j + 4 * L <= n) {                                                                                \
+                    const V x[2] = {Ops::load(t + j + 2 * L), Ops::load(t + j + 3 * L)};                             \
+                    next[0] = Ops::first(x[0]);                                                                      \
+                    next[1] = Ops::first(x[1]);                                                                      \
+                    next_slow = Ops::any_outside(x);                                                                 \
+                }                                                                                                    \
+                V c0, s0, c1, s1;                                                                                    \
+                Ops::second(h0, c0, s0);                                                                             \
+                Ops::second(h1, c1, s1);                                                                             \
+                if (PYSKETCH_SINCOS_UNLIKELY(slow)) {                                                                \
+                    const V x0 = Ops::load(t + j), x1 = Ops::load(t + j + L);                                        \
+                    Ops::fix(x0, c0, s0, Ops::outside(x0));                                                          \
+                    Ops::fix(x1, c1, s1, Ops::outside(x1));                                                          \
+                }                                                                                                    \
+                Ops::store(c + j, c0);                                                                               \
+                Ops::store(s + j, s0);                                                                               \
+                Ops::store(c + j + L, c1);                                                                           \
+                Ops::store(s + j + L, s1);                                                                           \
+            }                                                                                                        \
         }                                                                                                            \
         for (; j < n; j += L) { /* at most one full vector and one part */                                           \
             const std::size_t m = std::min(L, n - j);                                                                \
