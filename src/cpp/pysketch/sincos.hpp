@@ -1365,6 +1365,16 @@ struct Avx2<double> {
     }
 };
 
+// Ops::Half where the Ops split their kernels in halves (see Avx512), else a placeholder.
+template <class Ops, class = void>
+struct HalfOf {
+    using type = char;
+};
+template <class Ops>
+struct HalfOf<Ops, std::void_t<typename Ops::Half>> {
+    using type = typename Ops::Half;
+};
+
 // ---------------------------------------------------------------------------------------------
 // The array loops, written once and compiled for each instruction set. GCC and Clang refuse to
 // inline target-specific intrinsics into a function without that target, so a plain template
@@ -1383,52 +1393,47 @@ struct Avx2<double> {
         using V = typename Ops::V;                                                                                   \
         constexpr std::size_t L = Ops::lanes;                                                                        \
         std::size_t j = 0;                                                                                           \
-        if constexpr (Ops::check_first) {                                                                            \
-            for (; j + 2 * L <= n; j += 2 * L) {                                                                     \
-                const V x[2] = {Ops::load(t + j), Ops::load(t + j + L)};                                             \
-                V c0, s0, c1, s1;                                                                                    \
-                Ops::values(x[0], c0, s0);                                                                           \
-                Ops::values(x[1], c1, s1);                                                                           \
-                if (PYSKETCH_SINCOS_UNLIKELY(Ops::any_outside(x))) {                                                 \
-                    Ops::fix(x[0], c0, s0, Ops::outside(x[0]));                                                      \
-                    Ops::fix(x[1], c1, s1, Ops::outside(x[1]));                                                      \
-                }                                                                                                    \
-                Ops::store(c + j, c0);                                                                               \
-                Ops::store(s + j, s0);                                                                               \
-                Ops::store(c + j + L, c1);                                                                           \
-                Ops::store(s + j + L, s1);                                                                           \
-            }                                                                                                        \
-        } else if (n >= 2 * L) { /* pipelined as in cis_columns: float 0.279 -> 0.263, double 0.81 -> 0.77 ns a value */               \
-            typename Ops::Half next[2];                                                                              \
-            bool next_slow;                                                                                          \
-            {                                                                                                        \
+        /* With 32 registers, the steps are software-pipelined as in cis_columns (the first half of step */          \
+        /* j + 1 before the second half of step j): 0.279 -> 0.263 ns a value (float, AVX-512, Zen 4). */            \
+        typename HalfOf<Ops>::type next[2];                                                                          \
+        bool next_slow = false;                                                                                      \
+        if constexpr (!Ops::check_first) {                                                                           \
+            if (n >= 2 * L) {                                                                                        \
                 const V x[2] = {Ops::load(t), Ops::load(t + L)};                                                     \
                 next[0] = Ops::first(x[0]);                                                                          \
                 next[1] = Ops::first(x[1]);                                                                          \
                 next_slow = Ops::any_outside(x);                                                                     \
             }                                                                                                        \
-            for (; j + 2 * L <= n; j += 2 * L) {                                                                     \
+        }                                                                                                            \
+        for (; j + 2 * L <= n; j += 2 * L) {                                                                         \
+            V c0, s0, c1, s1;                                                                                        \
+            bool slow;                                                                                               \
+            if constexpr (Ops::check_first) {                                                                        \
+                const V x[2] = {Ops::load(t + j), Ops::load(t + j + L)};                                             \
+                Ops::values(x[0], c0, s0);                                                                           \
+                Ops::values(x[1], c1, s1);                                                                           \
+                slow = Ops::any_outside(x);                                                                          \
+            } else {                                                                                                 \
                 const typename Ops::Half h0 = next[0], h1 = next[1];                                                 \
-                const bool slow = next_slow;                                                                         \
+                slow = next_slow;                                                                                    \
                 if (j + 4 * L <= n) {                                                                                \
                     const V x[2] = {Ops::load(t + j + 2 * L), Ops::load(t + j + 3 * L)};                             \
                     next[0] = Ops::first(x[0]);                                                                      \
                     next[1] = Ops::first(x[1]);                                                                      \
                     next_slow = Ops::any_outside(x);                                                                 \
                 }                                                                                                    \
-                V c0, s0, c1, s1;                                                                                    \
                 Ops::second(h0, c0, s0);                                                                             \
                 Ops::second(h1, c1, s1);                                                                             \
-                if (PYSKETCH_SINCOS_UNLIKELY(slow)) {                                                                \
-                    const V x0 = Ops::load(t + j), x1 = Ops::load(t + j + L);                                        \
-                    Ops::fix(x0, c0, s0, Ops::outside(x0));                                                          \
-                    Ops::fix(x1, c1, s1, Ops::outside(x1));                                                          \
-                }                                                                                                    \
-                Ops::store(c + j, c0);                                                                               \
-                Ops::store(s + j, s0);                                                                               \
-                Ops::store(c + j + L, c1);                                                                           \
-                Ops::store(s + j + L, s1);                                                                           \
             }                                                                                                        \
+            if (PYSKETCH_SINCOS_UNLIKELY(slow)) { /* reloaded: the pipelined loop no longer has them */              \
+                const V x0 = Ops::load(t + j), x1 = Ops::load(t + j + L);                                            \
+                Ops::fix(x0, c0, s0, Ops::outside(x0));                                                              \
+                Ops::fix(x1, c1, s1, Ops::outside(x1));                                                              \
+            }                                                                                                        \
+            Ops::store(c + j, c0);                                                                                   \
+            Ops::store(s + j, s0);                                                                                   \
+            Ops::store(c + j + L, c1);                                                                               \
+            Ops::store(s + j + L, s1);                                                                               \
         }                                                                                                            \
         for (; j < n; j += L) { /* at most one full vector and one part */                                           \
             const std::size_t m = std::min(L, n - j);                                                                \
@@ -1549,12 +1554,22 @@ struct Avx2<double> {
         alignas(64) double side_c[W * L], side_s[W * L];                                                             \
         bool side = false;                                                                                           \
         const auto row_at = [t, stride](std::size_t r) { return t + static_cast<std::ptrdiff_t>(r) * stride; };      \
-        if constexpr (Ops::check_first) { /* few registers: check a row, then finish one vector at a time */         \
-            for (std::size_t r0 = 0; r0 < rows;) {                                                                   \
-                const std::size_t r1 = rows - r0 > block ? r0 + block : rows;                                        \
-                typename Ops::Acc ac[W], as[W];                                                                      \
-                for (std::size_t w = 0; w < W; ++w) ac[w] = as[w] = Ops::acc_zero();                                 \
-                for (std::size_t r = r0; r < r1; ++r) {                                                              \
+        /* With 32 registers (check_first false) the rows are software-pipelined: the first half of */               \
+        /* row r + 1 (reduction and polynomials, about 40 cycles of dependent latency) is issued before */           \
+        /* the second half of row r (quadrants, sums), so the scheduler no longer fills with operations */           \
+        /* waiting on one row's chain: float AVX-512 went from 0.355 to 0.323 ns per value (64 x 8192, */            \
+        /* Zen 4). A row's range check comes with its first half; its cold path reloads the row. With */             \
+        /* 16 registers, each row is checked, then finished one vector at a time. */                                 \
+        typename HalfOf<Ops>::type next[W];                                                                          \
+        bool next_slow = false;                                                                                      \
+        if constexpr (!Ops::check_first)                                                                             \
+            next_slow = rows != 0 && cis_first_row_##ISA<Ops, W, HasU, Part>(t, uv, count, next);                    \
+        for (std::size_t r0 = 0; r0 < rows;) {                                                                       \
+            const std::size_t r1 = rows - r0 > block ? r0 + block : rows;                                            \
+            typename Ops::Acc ac[W], as[W];                                                                          \
+            for (std::size_t w = 0; w < W; ++w) ac[w] = as[w] = Ops::acc_zero();                                     \
+            for (std::size_t r = r0; r < r1; ++r) {                                                                  \
+                if constexpr (Ops::check_first) {                                                                    \
                     V x[W];                                                                                          \
                     for (std::size_t w = 0; w < W; ++w)                                                              \
                         x[w] = cis_load_##ISA<Ops, W, HasU, Part>(row_at(r), uv, count, w);                          \
@@ -1567,26 +1582,7 @@ struct Avx2<double> {
                         Ops::acc_add(ac[w], vc);                                                                     \
                         Ops::acc_add(as[w], vs);                                                                     \
                     }                                                                                                \
-                }                                                                                                    \
-                for (std::size_t w = 0; w < W; ++w) {                                                                \
-                    Ops::acc_fold(sum_c[w], ac[w]);                                                                  \
-                    Ops::acc_fold(sum_s[w], as[w]);                                                                  \
-                }                                                                                                    \
-                r0 = r1;                                                                                             \
-            }                                                                                                        \
-        } else {                                                                                                     \
-            /* 32 registers: the rows are software-pipelined. The first half of row r + 1 (reduction */              \
-            /* and polynomials, about 40 cycles of dependent latency) is issued before the second half */            \
-            /* of row r (quadrants, sums), so the scheduler no longer fills with operations waiting on */            \
-            /* one row's chain: float AVX-512 went from 0.355 to 0.323 ns per value (64 x 8192, Zen 4). */           \
-            /* A row's range check comes with its first half; its cold path reloads the row. */                      \
-            typename Ops::Half next[W];                                                                              \
-            bool next_slow = rows != 0 && cis_first_row_##ISA<Ops, W, HasU, Part>(t, uv, count, next);               \
-            for (std::size_t r0 = 0; r0 < rows;) {                                                                   \
-                const std::size_t r1 = rows - r0 > block ? r0 + block : rows;                                        \
-                typename Ops::Acc ac[W], as[W];                                                                      \
-                for (std::size_t w = 0; w < W; ++w) ac[w] = as[w] = Ops::acc_zero();                                 \
-                for (std::size_t r = r0; r < r1; ++r) {                                                              \
+                } else {                                                                                             \
                     typename Ops::Half cur[W];                                                                       \
                     for (std::size_t w = 0; w < W; ++w) cur[w] = next[w];                                            \
                     const bool slow = next_slow;                                                                     \
@@ -1604,12 +1600,12 @@ struct Avx2<double> {
                         Ops::acc_add(as[w], vs[w]);                                                                  \
                     }                                                                                                \
                 }                                                                                                    \
-                for (std::size_t w = 0; w < W; ++w) {                                                                \
-                    Ops::acc_fold(sum_c[w], ac[w]);                                                                  \
-                    Ops::acc_fold(sum_s[w], as[w]);                                                                  \
-                }                                                                                                    \
-                r0 = r1;                                                                                             \
             }                                                                                                        \
+            for (std::size_t w = 0; w < W; ++w) {                                                                    \
+                Ops::acc_fold(sum_c[w], ac[w]);                                                                      \
+                Ops::acc_fold(sum_s[w], as[w]);                                                                      \
+            }                                                                                                        \
+            r0 = r1;                                                                                                 \
         }                                                                                                            \
         if constexpr (Part) {                                                                                        \
             double bc[L], bs[L];                                                                                     \
