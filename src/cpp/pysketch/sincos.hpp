@@ -979,9 +979,9 @@ namespace detail {
 // The operations the array loops need, per instruction set and type:
 //   values(t, c, s)       plain results (fast range assumed)
 //   cis_values(t, c, s)   results in the form acc_add takes (float: times cis_fixed_scale)
-//   Half, first(t),       values and cis_values in two halves (AVX-512 only: its loops run the
-//   second(h, c, s),      first half of one step beside the second half of the previous one)
-//   cis_first, cis_second
+//   Half, first(t),       values and cis_values in two halves: first or cis_first, then second
+//   cis_first(t),         (AVX-512 only: its loops run the first half of one step beside the
+//   second(h, c, s)       second half of the previous one)
 //   outside(t)            mask of the lanes outside the fast range; any_outside(t[W]) for several
 //   fix / cis_fix         the cold path for those lanes
 //   Acc, acc_*            per-lane sums of accumulate_cis over a block of rows, folded into
@@ -1026,7 +1026,6 @@ struct Avx512<float> {
     PYSKETCH_SINCOS_AVX512 static Half first(V t) { return reduced_f32_avx512<false>(t); }
     PYSKETCH_SINCOS_AVX512 static Half cis_first(V t) { return reduced_f32_avx512<true>(t); }
     PYSKETCH_SINCOS_AVX512 static void second(const Half &h, V &c, V &s) { place_avx512(h, c, s); }
-    PYSKETCH_SINCOS_AVX512 static void cis_second(const Half &h, V &c, V &s) { place_avx512(h, c, s); }
     PYSKETCH_SINCOS_AVX512 static unsigned outside(V t) { return outside_avx512(t); }
     template <std::size_t W>
     PYSKETCH_SINCOS_AVX512 static bool any_outside(const V (&t)[W])
@@ -1135,7 +1134,6 @@ struct Avx512<double> {
     PYSKETCH_SINCOS_AVX512 static Half first(V t) { return reduced_f64_avx512(t); }
     PYSKETCH_SINCOS_AVX512 static Half cis_first(V t) { return reduced_f64_avx512(t); }
     PYSKETCH_SINCOS_AVX512 static void second(const Half &h, V &c, V &s) { place_avx512(h, c, s); }
-    PYSKETCH_SINCOS_AVX512 static void cis_second(const Half &h, V &c, V &s) { place_avx512(h, c, s); }
     PYSKETCH_SINCOS_AVX512 static unsigned outside(V t) { return outside_avx512(t); }
     template <std::size_t W>
     PYSKETCH_SINCOS_AVX512 static bool any_outside(const V (&t)[W])
@@ -1589,7 +1587,7 @@ struct HalfOf<Ops, std::void_t<typename Ops::Half>> {
                     if (r + 1 < rows)                                                                                \
                         next_slow = cis_first_row_##ISA<Ops, W, HasU, Part>(row_at(r + 1), uv, count, next);         \
                     V vc[W], vs[W];                                                                                  \
-                    for (std::size_t w = 0; w < W; ++w) Ops::cis_second(cur[w], vc[w], vs[w]);                       \
+                    for (std::size_t w = 0; w < W; ++w) Ops::second(cur[w], vc[w], vs[w]);                          \
                     if (PYSKETCH_SINCOS_UNLIKELY(slow)) {                                                            \
                         for (std::size_t w = 0; w < W; ++w)                                                          \
                             cis_patch_##ISA<Ops, W>(cis_load_##ISA<Ops, W, HasU, Part>(row_at(r), uv, count, w), vc[w],\
