@@ -8,7 +8,7 @@ from fwht_reference import fwht_reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pysketch import fwht
+from pysketch import empty_aligned, fwht
 
 DTYPES = [np.float32, np.float64]
 
@@ -210,6 +210,59 @@ def test_new_arrays_of_64_kib_or_more_are_64_byte_aligned():
         assert y.__array_interface__["data"][0] % 64 == 0
         y = fwht(random(shape, dtype))
         assert y.__array_interface__["data"][0] % 64 == 0
+
+
+@pytest.mark.parametrize("alignment", [1, 2, 16, 64, 128, 4096])
+@pytest.mark.parametrize(
+    "shape, dtype",
+    [((), np.float64), (0, np.float32), (5, np.int8), ((3, 0, 2), np.float64), ((7, 1000), np.float32),
+     ((2, 3, 4), np.complex128), ((1 << 15,), np.float32), (np.int64(9), np.uint16)],
+)
+def test_empty_aligned_starts_on_a_multiple_of_alignment(shape, dtype, alignment):
+    for _ in range(8):  # several allocations, at whatever offsets numpy hands out
+        a = empty_aligned(shape, dtype, alignment=alignment)
+        assert a.ctypes.data % alignment == 0
+        assert a.shape == (shape if isinstance(shape, tuple) else (int(shape),))
+        assert a.dtype == np.dtype(dtype)
+        assert a.flags.c_contiguous and a.flags.writeable
+        a[...] = 7  # every byte is ours to write
+        assert np.all(a == 7)
+
+
+def test_empty_aligned_default_is_64_byte_float64_and_memory_outlives_the_call():
+    views = [empty_aligned((3, 5)) for _ in range(16)]
+    assert all(v.dtype == np.float64 and v.ctypes.data % 64 == 0 for v in views)
+    for k, v in enumerate(views):
+        v[...] = k
+    assert all(np.all(v == k) for k, v in enumerate(views))  # distinct buffers, kept alive by .base
+
+
+def test_empty_aligned_rows_are_transformed_in_place():
+    x = empty_aligned((4, 1024), np.float32)
+    x[...] = random(x.shape, np.float32)
+    expected = fwht_reference(x.astype(np.float64))
+    assert fwht(x, out=x) is x
+    np.testing.assert_allclose(x, expected, rtol=1e-5, atol=1e-3)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(shape=-1), ValueError, "negative"),
+        (dict(shape=(2, -3)), ValueError, "negative"),
+        (dict(shape=2.0), TypeError, "shape must be an integer or a sequence of integers"),
+        (dict(shape=(2, "3")), TypeError, "shape must be"),
+        (dict(shape=4, dtype=object), TypeError, "dtype must not hold Python objects"),
+        (dict(shape=4, alignment=0), ValueError, "power of two between 1 and 4096"),
+        (dict(shape=4, alignment=48), ValueError, "power of two between 1 and 4096"),
+        (dict(shape=4, alignment=8192), ValueError, "power of two between 1 and 4096"),
+        (dict(shape=4, alignment=64.0), TypeError, "alignment must be an integer"),
+        (dict(shape=4, alignment=True), TypeError, "alignment must be an integer"),
+    ],
+)
+def test_empty_aligned_rejects_bad_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        empty_aligned(**kwargs)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

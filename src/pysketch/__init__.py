@@ -27,7 +27,7 @@ from .frequencies import (
     QuadraticGaussianLaw,
     make_law,
 )
-from .hadamard import fwht
+from .hadamard import empty_aligned, fwht
 from .operators import DenseOperator, FrequencyOperator, StructuredOperator, make_operator
 from .runtime import (
     get_num_threads,
@@ -56,6 +56,7 @@ __all__ = [
     "SketchFileError",
     "StructuredOperator",
     "datasets",
+    "empty_aligned",
     "fwht",
     "get_num_threads",
     "make_feature_map",

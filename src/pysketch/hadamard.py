@@ -5,13 +5,14 @@ core (``pysketch._core``, over the C kernel of ``vendor/ffht``).
 """
 
 import math
+import operator
 import warnings
 
 import numpy as np
 
 from . import _core
 
-__all__ = ["fwht"]
+__all__ = ["empty_aligned", "fwht"]
 
 _MAX_LOG_N = _core.MAX_LOG_N
 _ALIGNMENT = 64  # bytes: a cache line, and one AVX-512 register
@@ -90,11 +91,16 @@ def fwht(x, *, normalized=False, out=None, check_finite=True):
     See Also
     --------
     scipy.linalg.hadamard : the dense Hadamard matrix in the same order.
+    empty_aligned : new arrays whose rows the transform reads and writes fastest.
 
     Notes
     -----
     The unnormalized transform of integer-valued data is exact as long as every partial
     sum is representable (below 2**24 in float32, 2**53 in float64).
+
+    An in-place transform is fastest on rows that start on a 64-byte boundary, as those of
+    :func:`empty_aligned` (of a length that is a multiple of 64 bytes) do: large numpy
+    arrays usually start 16 bytes past one, which costs 1.1x to 1.45x in time.
 
     Examples
     --------
@@ -240,19 +246,92 @@ def _check_out(out, shape, dtype):
 # ------------------------------------------------------------------ layouts
 
 
+def empty_aligned(shape, dtype=np.float64, *, alignment=_ALIGNMENT):
+    """A new uninitialized C-contiguous array whose data starts on a multiple of `alignment` bytes.
+
+    Like :func:`numpy.empty`, but numpy starts its arrays on 16-byte boundaries only (large
+    arrays usually lie 16 bytes past a 64-byte boundary), and SIMD loads and stores that
+    straddle cache lines are slower. An in-place :func:`fwht` (``out=x``) of rows that lie
+    16 bytes off a 64-byte boundary was measured 1.1x to 1.45x slower than of aligned rows
+    (2**8 to 2**20 values, float32 and float64, AVX-512 on AMD Zen 4); with rows of a
+    multiple of 64 bytes, every row of an aligned array is aligned. The arrays
+    :func:`fwht` returns are already aligned from 64 KiB on.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+        Shape of the new array (non-negative sizes).
+    dtype : data-type, optional
+        Any numpy dtype that holds no Python objects. Default float64.
+    alignment : int, optional
+        A power of two between 1 and 4096: the address of the first element is a multiple
+        of it. Default 64 (one cache line, and one AVX-512 register).
+
+    Returns
+    -------
+    ndarray
+        Uninitialized, C-contiguous and writeable; its ``base`` is the slightly larger
+        byte buffer it lies in, which it keeps alive.
+
+    Raises
+    ------
+    TypeError
+        If `shape` is not an integer or a sequence of integers, or `dtype` holds objects.
+    ValueError
+        If a size in `shape` is negative or `alignment` is not a power of two in [1, 4096].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch import empty_aligned, fwht
+    >>> x = empty_aligned((8, 1024), np.float32)
+    >>> x.ctypes.data % 64
+    0
+    >>> x[...] = np.random.default_rng(0).standard_normal(x.shape)
+    >>> _ = fwht(x, out=x)  # in place, on aligned rows
+    """
+    try:
+        dims = (operator.index(shape),)
+    except TypeError:
+        try:
+            dims = tuple(operator.index(s) for s in shape)
+        except TypeError:
+            raise TypeError(
+                f"shape must be an integer or a sequence of integers, got {shape!r}"
+            ) from None
+    if any(s < 0 for s in dims):
+        raise ValueError(f"shape must not have negative sizes, got {dims}")
+    dtype = np.dtype(dtype)
+    if dtype.hasobject:
+        raise TypeError(f"dtype must not hold Python objects, got {dtype}")
+    if isinstance(alignment, (bool, np.bool_)):
+        raise TypeError(f"alignment must be an integer, got {alignment!r}")
+    try:
+        alignment = operator.index(alignment)
+    except TypeError:
+        raise TypeError(f"alignment must be an integer, got {alignment!r}") from None
+    if alignment < 1 or alignment > 4096 or alignment & (alignment - 1):
+        raise ValueError(f"alignment must be a power of two between 1 and 4096 (bytes), got {alignment}")
+    return _aligned(dims, dtype, alignment)
+
+
+def _aligned(shape, dtype, alignment):
+    """empty_aligned without the checks: a view at the right offset into a larger byte array."""
+    raw = np.empty(math.prod(shape) * dtype.itemsize + alignment, _BYTE)
+    return np.ndarray(shape, dtype, raw, -_core.address(raw) % alignment)
+
+
 def _empty_aligned(shape, dtype, always=False):
     """An uninitialized C-contiguous array; from 64 KiB on (or always), it starts on a 64-byte boundary.
 
-    Aligned rows let the SIMD kernel's loads and stores stay within cache lines (about
-    5-15% faster for large rows). Below 64 KiB the extra allocation step would cost more
-    than it saves, and numpy's own allocation (16-byte aligned) is used, unless the array
-    is kept and read many times (always=True: the diagonals of the structured operators).
+    Aligned rows let the SIMD kernel's loads and stores stay within cache lines (see
+    empty_aligned). Below 64 KiB the extra allocation step would cost more than it saves,
+    and numpy's own allocation (16-byte aligned) is used, unless the array is kept and
+    read many times (always=True: the diagonals of the structured operators).
     """
-    nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes < _ALIGNED_FROM and not always:
+    if math.prod(shape) * dtype.itemsize < _ALIGNED_FROM and not always:
         return np.empty(shape, dtype)
-    raw = np.empty(nbytes + _ALIGNMENT, _BYTE)
-    return np.ndarray(shape, dtype, raw, -_core.address(raw) % _ALIGNMENT)
+    return _aligned(shape, dtype, _ALIGNMENT)
 
 
 def _rows(a, written=False):
