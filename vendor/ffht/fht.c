@@ -74,18 +74,22 @@ static fht_simd_level fht_detect(void) { return FHT_SIMD_SCALAR; }
 typedef struct {
     fht_batch_f32_fn f32;
     fht_batch_f64_fn f64;
+    fht_cols_f32_fn cols_f32;
+    fht_cols_f64_fn cols_f64;
 } fht_impl;
 
+#define FHT_IMPL_(isa) {fht_batch_##isa##_f32, fht_batch_##isa##_f64, fht_cols_##isa##_f32, fht_cols_##isa##_f64}
 static const fht_impl fht_impls[4] = {
-    {fht_batch_scalar_f32, fht_batch_scalar_f64},
+    FHT_IMPL_(scalar),
 #if defined(FHT_HAVE_X86)
-    {fht_batch_sse_f32, fht_batch_sse_f64},
-    {fht_batch_avx2_f32, fht_batch_avx2_f64},
-    {fht_batch_avx512_f32, fht_batch_avx512_f64},
+    FHT_IMPL_(sse),
+    FHT_IMPL_(avx2),
+    FHT_IMPL_(avx512),
 #else
-    {0, 0}, {0, 0}, {0, 0},
+    {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0},
 #endif
 };
+#undef FHT_IMPL_
 
 /* -1 until the first use; then the level in use. Written once by whichever thread
  * gets there first; every thread computes the same value, so the race is benign. */
@@ -304,4 +308,29 @@ int fht_double_batch_oop(const double *in, ptrdiff_t in_stride, double *out, ptr
                          int log_n, size_t count)
 {
     return fht_double_batch_oop_diag(in, in_stride, out, out_stride, log_n, count, NULL, NULL);
+}
+
+/* Columns: element i of column c at buf + c + i * elem_stride; distinct elements need
+ * elem_stride >= count whenever a column has more than one element. */
+static int fht_check_cols(const void *buf, int log_n, size_t count, ptrdiff_t elem_stride)
+{
+    if (!buf || log_n < 0 || log_n > FHT_MAX_LOG_N) return -1;
+    if (log_n > 0 && count > 0 && (elem_stride < 0 || (size_t)elem_stride < count)) return -1;
+    return 0;
+}
+
+int fht_float_cols(float *buf, int log_n, size_t count, ptrdiff_t elem_stride)
+{
+    if (fht_check_cols(buf, log_n, count, elem_stride)) return -1;
+    if (count == 0 || log_n == 0) return 0;
+    fht_impls[fht_current()].cols_f32(buf, log_n, count, elem_stride);
+    return 0;
+}
+
+int fht_double_cols(double *buf, int log_n, size_t count, ptrdiff_t elem_stride)
+{
+    if (fht_check_cols(buf, log_n, count, elem_stride)) return -1;
+    if (count == 0 || log_n == 0) return 0;
+    fht_impls[fht_current()].cols_f64(buf, log_n, count, elem_stride);
+    return 0;
 }

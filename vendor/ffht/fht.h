@@ -86,6 +86,16 @@ int fht_double_batch_oop_diags(const double *in, ptrdiff_t in_stride, double *ou
                                int log_n, size_t count, const double *pre, const double *post,
                                ptrdiff_t diag_stride);
 
+/* Transforms along columns, in place: count columns of 2^log_n elements each, element i
+ * of column c at buf + c + i * elem_stride (elem_stride >= count, in elements, unless
+ * log_n = 0 or count = 0). Levels in increasing stride, like the other forms. With them a
+ * transform can be done in two steps that each split among threads: the transform of
+ * length 2^(a + b) of buf equals the transforms of its 2^b rows of 2^a elements
+ * (fht_*_batch with stride 2^a) followed by fht_*_cols(buf, b, 2^a, 2^a), which may itself
+ * be cut into calls over ranges of columns; the result is bit-identical to one call. */
+int fht_float_cols(float *buf, int log_n, size_t count, ptrdiff_t elem_stride);
+int fht_double_cols(double *buf, int log_n, size_t count, ptrdiff_t elem_stride);
+
 /* The level in use, and the best level this CPU and operating system support. */
 fht_simd_level fht_get_simd_level(void);
 fht_simd_level fht_max_simd_level(void);

@@ -13,7 +13,13 @@ typedef void (*fht_batch_f64_fn)(double *dst, ptrdiff_t dst_stride, const double
                                  ptrdiff_t src_stride, int log_n, size_t count, const double *pre,
                                  const double *post, ptrdiff_t diag_stride);
 
+/* Columns (fht.h, fht_*_cols): count columns of 2^log_n elements elem_stride apart. */
+typedef void (*fht_cols_f32_fn)(float *buf, int log_n, size_t count, ptrdiff_t elem_stride);
+typedef void (*fht_cols_f64_fn)(double *buf, int log_n, size_t count, ptrdiff_t elem_stride);
+
 #define FHT_DECLARE_ISA(isa)                                                                         \
+    void fht_cols_##isa##_f32(float *buf, int log_n, size_t count, ptrdiff_t elem_stride);          \
+    void fht_cols_##isa##_f64(double *buf, int log_n, size_t count, ptrdiff_t elem_stride);         \
     void fht_batch_##isa##_f32(float *dst, ptrdiff_t dst_stride, const float *src, ptrdiff_t src_stride, \
                                int log_n, size_t count, const float *pre, const float *post,         \
                                ptrdiff_t diag_stride);                                               \

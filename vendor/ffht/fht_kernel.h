@@ -18,7 +18,8 @@
  *                    the radix passes leave idle (the base pass keeps them busy)
  *   FHT_INREG1(v, l) in-register level l (stride 2^l, l < FHT_LW) applied to v
  *
- * and then gets FHT_NAME(batch)(dst, dst_stride, src, src_stride, log_n, count, pre, post, ps),
+ * and then gets FHT_NAME(cols)(x, log_n, count, elem_stride) (transforms along columns, see
+ * below) and FHT_NAME(batch)(dst, dst_stride, src, src_stride, log_n, count, pre, post, ps),
  * which performs count transforms (in place when src == dst and the strides agree),
  * each row r becoming post_r * H (pre_r * row) elementwise: the optional diagonals (NULL
  * for none; pre_r = pre + r * ps, the same n values for every row when ps = 0) are
@@ -840,6 +841,48 @@ void FHT_NAME(batch)(FHT_T *dst, ptrdiff_t dst_stride, const FHT_T *src, ptrdiff
     for (; r < count; r++)
         FHT_NAME(row)(dst + (ptrdiff_t)r * dst_stride, src + (ptrdiff_t)r * src_stride, L,
                       pre ? pre + (ptrdiff_t)r * ps : NULL, post ? post + (ptrdiff_t)r * ps : NULL);
+}
+
+/* count columns of 2^L elements: element i of column c at x + c + i * es (es >= count).
+ * Each column is transformed in place, levels in increasing stride, so these are the top
+ * L levels of a transform of 2^L rows of es elements whose rows have been transformed
+ * (see fht_*_cols in fht.h). W columns at a time go through the radix passes of the
+ * row kernel (at most 3 levels a pass at strides of 4 KiB or more); the columns left
+ * over, one at a time. */
+void FHT_NAME(cols)(FHT_T *x, int L, size_t count, ptrdiff_t es)
+{
+    const size_t n = (size_t)1 << L;
+    const size_t step = (size_t)es;
+    size_t c = 0;
+    for (; c + FHT_W_ <= count; c += FHT_W_) {
+        int l0 = 0;
+        while (l0 < L) {
+            const size_t s = step << l0; /* stride of level l0, in elements */
+            const int maxr = FHT_MAX_RADIX_(s);
+            const int passes = (L - l0 + maxr - 1) / maxr;
+            const int r = (L - l0 + passes - 1) / passes;
+            for (size_t b = 0; b < n; b += (size_t)1 << (l0 + r))
+                for (size_t i = 0; i < ((size_t)1 << l0); i++) {
+                    FHT_T *p = x + c + (b + i) * step;
+                    switch (r) {
+                    case 1: FHT_NAME(col)(p, s, 1, NULL, 0); break;
+                    case 2: FHT_NAME(col)(p, s, 2, NULL, 0); break;
+                    case 3: FHT_NAME(col)(p, s, 3, NULL, 0); break;
+                    default: FHT_NAME(col)(p, s, 4, NULL, 0); break;
+                    }
+                }
+            l0 += r;
+        }
+    }
+    for (; c < count; c++)
+        for (size_t h = 1; h < n; h <<= 1)
+            for (size_t i = 0; i < n; i += h << 1)
+                for (size_t j = i; j < i + h; j++) {
+                    FHT_T *pa = x + c + j * step, *pb = x + c + (j + h) * step;
+                    const FHT_T a = *pa, b = *pb;
+                    *pa = a + b;
+                    *pb = a - b;
+                }
 }
 
 #undef FHT_W_

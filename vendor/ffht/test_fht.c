@@ -8,6 +8,7 @@
  *     library promises identical rounding on every path), for log_n = 0 .. 22.
  *  3. Batches (contiguous, padded strides, out of place with different strides),
  *     the untouched input of out-of-place calls, H(Hx) = n x, and bad arguments.
+ *  4. Transforms along columns, and a transform done as rows then columns.
  *
  * Exits 0 when everything passes; prints each failure.
  */
@@ -258,6 +259,63 @@ DEFINE_DIAGS_TEST(float, f32, fht_float_batch_oop_diags, fht_float_batch_oop_dia
 DEFINE_DIAGS_TEST(double, f64, fht_double_batch_oop_diags, fht_double_batch_oop_diag)
 
 /* H(Hx) = n x, exactly, on integers (all partial sums fit the mantissa). */
+/* Columns: fht_*_cols against the reference applied to each gathered column (bit for
+ * bit), with padding columns beside them left untouched; and the two-step transform
+ * (rows by fht_*_batch, then the columns, cut into ranges at odd places) bit-identical
+ * to one call on the whole array. */
+#define DEFINE_COLS_TEST(T, sfx, fn_cols, fn_batch, fn_one, ref)                                   \
+    static void test_cols_##sfx(const char *lvl)                                                   \
+    {                                                                                              \
+        const size_t counts[] = {1, 3, 8, 16, 17, 40, 64};                                         \
+        for (int log_n = 0; log_n <= 6; log_n++) {                                                 \
+            const size_t n = (size_t)1 << log_n;                                                   \
+            for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {                   \
+                const size_t count = counts[ci], es = count + (ci % 3) * 5, total = n * es;        \
+                T *x = malloc(total * sizeof(T)), *keep = malloc(total * sizeof(T));               \
+                T *col = malloc(n * sizeof(T));                                                    \
+                for (size_t i = 0; i < total; i++) x[i] = keep[i] = (T)(2.0 * rng_uniform() - 1.0); \
+                CHECK(fn_cols(x, log_n, count, (ptrdiff_t)es) == 0, "%s cols returned an error", lvl); \
+                size_t bad = 0, moved = 0;                                                         \
+                for (size_t c = 0; c < es; c++) {                                                  \
+                    for (size_t i = 0; i < n; i++) col[i] = keep[c + i * es];                      \
+                    if (c < count) ref(col, log_n);                                                \
+                    for (size_t i = 0; i < n; i++) {                                               \
+                        const int differs = memcmp(&x[c + i * es], &col[i], sizeof(T)) != 0;      \
+                        if (c < count) bad += differs;                                             \
+                        else moved += differs;                                                     \
+                    }                                                                              \
+                }                                                                                  \
+                CHECK(bad == 0, "%s cols differ from the reference, log_n=%d count=%zu es=%zu (%zu)", lvl, \
+                      log_n, count, es, bad);                                                      \
+                CHECK(moved == 0, "%s cols wrote beside its columns, log_n=%d count=%zu", lvl, log_n, count); \
+                free(x);                                                                           \
+                free(keep);                                                                        \
+                free(col);                                                                         \
+            }                                                                                      \
+        }                                                                                          \
+        /* two steps: rows of 2^a, then columns (log_n = b) in three ranges */                   \
+        const int splits[][2] = {{0, 3}, {4, 3}, {7, 3}, {10, 2}, {13, 3}, {15, 4}, {17, 3}};      \
+        for (size_t k = 0; k < sizeof(splits) / sizeof(splits[0]); k++) {                         \
+            const int a = splits[k][0], b = splits[k][1];                                          \
+            const size_t m = (size_t)1 << a, n = m << b;                                           \
+            T *x = malloc(n * sizeof(T)), *y = malloc(n * sizeof(T));                              \
+            for (size_t i = 0; i < n; i++) x[i] = y[i] = (T)(2.0 * rng_uniform() - 1.0);          \
+            CHECK(fn_one(y, a + b) == 0, "%s transform returned an error", lvl);                   \
+            CHECK(fn_batch(x, a, (size_t)1 << b, (ptrdiff_t)m) == 0, "%s batch returned an error", lvl); \
+            const size_t c1 = m / 3, c2 = m - m / 5;                                               \
+            CHECK(fn_cols(x, b, c1, (ptrdiff_t)m) == 0 && fn_cols(x + c1, b, c2 - c1, (ptrdiff_t)m) == 0 && \
+                      fn_cols(x + c2, b, m - c2, (ptrdiff_t)m) == 0,                               \
+                  "%s cols returned an error", lvl);                                               \
+            size_t bad = 0;                                                                        \
+            for (size_t i = 0; i < n; i++) bad += memcmp(&x[i], &y[i], sizeof(T)) != 0;           \
+            CHECK(bad == 0, "%s rows then columns differ from one transform, 2^%d x 2^%d (%zu)", lvl, b, a, bad); \
+            free(x);                                                                               \
+            free(y);                                                                               \
+        }                                                                                          \
+    }
+DEFINE_COLS_TEST(float, f32, fht_float_cols, fht_float_batch, fht_float, ref_f32)
+DEFINE_COLS_TEST(double, f64, fht_double_cols, fht_double_batch, fht_double, ref_f64)
+
 static void test_involution(const char *lvl)
 {
     for (int log_n = 0; log_n <= 16; log_n += 4) {
@@ -303,6 +361,13 @@ static void test_bad_arguments(void)
     CHECK(fht_double_batch_oop_diags(d, 0, d + 8, 8, 3, 2, d + 40, NULL, -8) == -1, "negative diag_stride accepted");
     CHECK(fht_double_batch_oop_diags(d, 0, d + 8, 8, 3, 2, d, NULL, 12) == -1, "second row's pre over the output accepted");
     CHECK(fht_double_batch_oop_diags(d, 0, d + 8, 8, 3, 2, d, NULL, 0) == 0, "shared pre beside the output refused");
+    CHECK(fht_float_cols(NULL, 3, 4, 4) == -1, "cols: NULL accepted");
+    CHECK(fht_float_cols(f, 31, 4, 4) == -1, "cols: log_n = 31 accepted");
+    CHECK(fht_float_cols(f, 3, 4, 3) == -1, "cols: elem_stride < count accepted");
+    CHECK(fht_double_cols(d, 3, 4, -4) == -1, "cols: negative elem_stride accepted");
+    CHECK(fht_float_cols(f, 0, 64, 0) == 0, "cols: log_n = 0 (nothing to do) refused");
+    CHECK(fht_double_cols(d, 3, 0, 0) == 0, "cols: count = 0 refused");
+    CHECK(fht_double_cols(d, 3, 8, 8) == 0, "cols: adjacent columns refused");
     CHECK(fht_set_simd_level((fht_simd_level)7) == -1, "unknown level accepted");
     CHECK(fht_set_simd_level((fht_simd_level)-1) == -1, "negative level accepted");
 }
@@ -333,6 +398,8 @@ int main(int argc, char **argv)
         test_diag_f64(name);
         test_diags_f32(name);
         test_diags_f64(name);
+        test_cols_f32(name);
+        test_cols_f64(name);
         printf("%-7s %s\n", name, failures == before ? "ok" : "FAILED");
     }
     printf("%s (%d failures)\n", failures ? "FAILED" : "all passed", failures);
