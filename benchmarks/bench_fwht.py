@@ -64,3 +64,37 @@ class FwhtSmallCallOverhead:
 
     def time_tiny_in_place(self):
         pysketch.fwht(self.x, out=self.x, normalized=True, check_finite=False)
+
+
+class FwhtLongRow:
+    """One long row per call, on 1 or 2 threads (split into sub-rows, then columns)."""
+
+    params = (DTYPES, [2**19, 2**20, 2**22], [1, 2])
+    param_names = ["dtype", "n", "threads"]
+
+    def setup(self, dtype, n, threads):
+        pysketch.set_num_threads(threads)
+        self.buffer = pysketch.empty_aligned(n, dtype)
+        self.buffer[...] = np.random.default_rng(0).standard_normal(n)
+
+    def time_in_place(self, dtype, n, threads):
+        pysketch.fwht(self.buffer, out=self.buffer, normalized=True, check_finite=False)
+
+
+class FwhtAlignment:
+    """In place on rows that start on a 64-byte boundary, and 16 bytes past one (where
+    numpy usually puts large arrays), on one thread."""
+
+    params = (DTYPES, [2**10, 2**16], [0, 16])
+    param_names = ["dtype", "n", "offset_bytes"]
+
+    def setup(self, dtype, n, offset_bytes):
+        pysketch.set_num_threads(1)
+        rows = max(1, 2**17 // n)
+        raw = pysketch.empty_aligned(rows * n * np.dtype(dtype).itemsize + 64, np.uint8)
+        start = offset_bytes
+        self.buffer = raw[start : start + rows * n * np.dtype(dtype).itemsize].view(dtype).reshape(rows, n)
+        self.buffer[...] = np.random.default_rng(0).standard_normal((rows, n))
+
+    def time_in_place(self, dtype, n, offset_bytes):
+        pysketch.fwht(self.buffer, out=self.buffer, normalized=True, check_finite=False)

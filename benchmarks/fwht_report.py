@@ -1,6 +1,6 @@
 """Print a table of pysketch.fwht timings, and of the peers installed in the same environment.
 
-    python benchmarks/fwht_report.py [--min-log-n 6] [--max-log-n 20] [--budget 0.25]
+    python benchmarks/fwht_report.py [--min-log-n 6] [--max-log-n 20] [--budget 0.25] [--no-long-rows]
 
 For every n = 2^k and dtype, a batch of rows (about 2^17 elements, at least one row) is
 transformed on ONE thread, many times; each trial starts from the same data (restored
@@ -17,6 +17,9 @@ Columns:
                 (pip install fht_cpu), and its time / pysketch's
   numpy fft     numpy.fft.fft(x, axis=-1) of the same rows (complex output; a reference
                 point for an O(n log n) transform, not the same computation), and its ratio
+
+A last table times one long row (2^19, 2^20, 2^22 values) in place on 1 thread and on all
+the threads pysketch uses by default, alternating, and prints the speed-up.
 """
 
 import argparse
@@ -106,6 +109,29 @@ def measure(n, dtype, budget_s):
     return result
 
 
+def long_row_times_ns(log_n, dtype, threads, budget_s, min_rounds=5, max_rounds=200):
+    """Best time of one in-place transform of a single row of 2^log_n on 1 thread and on
+    `threads`, in alternating rounds (the row restored from the same data before each)."""
+    n = 1 << log_n
+    data = np.random.default_rng(log_n).standard_normal(n).astype(dtype)
+    buffer = pysketch.empty_aligned(n, dtype)
+    best = {1: math.inf, threads: math.inf}
+    deadline = time.perf_counter() + 2 * budget_s
+    rounds = 0
+    try:
+        while rounds < min_rounds or (rounds < max_rounds and time.perf_counter() < deadline):
+            for t in best:
+                pysketch.set_num_threads(t)
+                np.copyto(buffer, data)
+                start = time.perf_counter_ns()
+                pysketch.fwht(buffer, out=buffer, check_finite=False)
+                best[t] = min(best[t], time.perf_counter_ns() - start)
+            rounds += 1
+    finally:
+        pysketch.set_num_threads(1)
+    return best[1], best[threads]
+
+
 def format_ns(ns):
     if ns >= 1e6:
         return f"{ns / 1e6:.2f} ms"
@@ -119,8 +145,11 @@ def main(argv=None):
     parser.add_argument("--min-log-n", type=int, default=6)
     parser.add_argument("--max-log-n", type=int, default=20)
     parser.add_argument("--budget", type=float, default=0.25, help="seconds of trials per cell (default 0.25)")
+    parser.add_argument("--no-long-rows", dest="long_rows", action="store_false",
+                        help="skip the table of single long rows on 1 thread and on all threads")
     args = parser.parse_args(argv)
 
+    all_threads = pysketch.get_num_threads()
     pysketch.set_num_threads(1)
     print(f"pysketch {pysketch.__version__}: SIMD level {pysketch.simd_level()} (max {pysketch.max_simd_level()}), "
           f"threads {pysketch.get_num_threads()}")
@@ -147,6 +176,18 @@ def main(argv=None):
                 f"{format_ns(r['default']):>10} {peer_cols} {format_ns(r['fft']):>10} {r['fft'] / ps:>6.1f}x",
                 flush=True,
             )
+    if args.long_rows:
+        print()
+        if all_threads < 2:
+            print(f"One long row on all threads: skipped (pysketch uses {all_threads} thread here)")
+            return 0
+        print(f"One long row, in place: 1 thread against all {all_threads} (its sub-rows, then its columns)")
+        print(f"{'dtype':7} {'n':>9} {'1 thread':>10} {f'{all_threads} threads':>10} {'speed-up':>9}")
+        for dtype in (np.float32, np.float64):
+            for log_n in (19, 20, 22):
+                one, many = long_row_times_ns(log_n, dtype, all_threads, args.budget)
+                print(f"{np.dtype(dtype).name:7} {1 << log_n:>9} {format_ns(one):>10} {format_ns(many):>10} "
+                      f"{one / many:>8.2f}x", flush=True)
     return 0
 
 

@@ -28,6 +28,51 @@ def test_same_bits_with_one_and_two_threads(dtype, n, restore_threads):
     np.testing.assert_array_equal(one[:7], fwht_reference(x[:7]) * dtype(1 / np.sqrt(n)))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "rows, log_n, threads",
+    [(1, 19, 2), (1, 20, 2), (3, 19, 4), (1, 19, 3), (2, 20, 5)],
+)
+def test_long_rows_split_among_threads_same_bits(dtype, rows, log_n, threads, restore_threads):
+    # fewer rows than threads: each row is cut into sub-rows and columns among the threads
+    n = 1 << log_n
+    x = np.random.default_rng(log_n + rows).standard_normal((rows, n)).astype(dtype)
+    pysketch.set_num_threads(1)
+    one = fwht(x)
+    one_normalized = fwht(x, normalized=True)
+    pysketch.set_num_threads(threads)
+    np.testing.assert_array_equal(fwht(x), one)
+    np.testing.assert_array_equal(fwht(x, normalized=True), one_normalized)
+    y = x.copy()
+    assert fwht(y, out=y) is y  # in place
+    np.testing.assert_array_equal(y, one)
+    if rows == 1:
+        np.testing.assert_array_equal(fwht(x[0]), one[0])  # 1-D
+    # rows a larger stride apart, and in reverse order
+    wide = np.zeros((rows, n + 64), dtype)
+    wide[:, 16 : 16 + n] = x
+    np.testing.assert_array_equal(fwht(wide[:, 16 : 16 + n]), one)
+    np.testing.assert_array_equal(fwht(x[::-1]), one[::-1])
+    expected = fwht_reference(x[:1].astype(np.float64))
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(one[:1], expected, rtol=tol, atol=tol * np.sqrt(n) * 8)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("where", [0, (1 << 19) - 1, 400_000])
+def test_non_finite_found_in_a_long_row_with_threads(dtype, where, restore_threads):
+    # the input check of a long in-place row runs on all threads; x stays untouched
+    x = np.random.default_rng(where).standard_normal(1 << 19).astype(dtype)
+    x[where] = np.inf
+    keep = x.copy()
+    pysketch.set_num_threads(2)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        fwht(x, out=x)
+    np.testing.assert_array_equal(x, keep)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        fwht(x)
+
+
 def test_more_threads_than_cores_and_rows(restore_threads):
     x = np.random.default_rng(0).standard_normal((5, 1 << 15))
     pysketch.set_num_threads(16)

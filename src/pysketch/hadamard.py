@@ -41,7 +41,9 @@ def fwht(x, *, normalized=False, out=None, check_finite=True):
 
     The transform runs in :math:`O(n \log n)` with SIMD instructions (see
     :func:`pysketch.simd_level`), and large batches are split over threads (see
-    :func:`pysketch.set_num_threads`). The butterflies are applied level by level in
+    :func:`pysketch.set_num_threads`); so are the rows of 2 MiB or more (2**19 float32 or
+    2**18 float64 values) of a batch with fewer rows than threads, such as a single long
+    vector (its sub-rows first, then its columns). The butterflies are applied level by level in
     increasing stride, so the rounding, and hence the result, is the same bit for bit on
     every instruction set and for any number of threads.
 
