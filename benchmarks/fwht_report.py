@@ -62,17 +62,19 @@ def package_version(name):
         return "not installed"
 
 
-def best_times_ns(fns, data, buffer, budget_s, min_rounds=5, max_rounds=400):
+def best_times_ns(fns, data, buffer, budget_s, min_rounds=5, max_rounds=400, setups=None):
     """Best of many short trials of each fn(buffer) in `fns` (a dict), in rounds: every round
     times each contender once, in turn, so that all of them sample the same stretches of a
     shared, noisy machine (whose speed can halve for seconds at a time) and their ratios
-    stay fair. buffer is reset to data before every trial, outside the timed region.
-    budget_s is per contender."""
+    stay fair. buffer is reset to data before every trial, and setups[name]() (when given)
+    runs before it, both outside the timed region. budget_s is per contender."""
     best = dict.fromkeys(fns, math.inf)
     deadline = time.perf_counter() + budget_s * len(fns)
     rounds = 0
     while rounds < min_rounds or (rounds < max_rounds and time.perf_counter() < deadline):
         for name, fn in fns.items():
+            if setups:
+                setups[name]()
             np.copyto(buffer, data)
             start = time.perf_counter_ns()
             fn(buffer)
@@ -109,24 +111,16 @@ def measure(n, dtype, budget_s):
     return result
 
 
-def long_row_times_ns(log_n, dtype, threads, budget_s, min_rounds=5, max_rounds=200):
+def long_row_times_ns(log_n, dtype, threads, budget_s):
     """Best time of one in-place transform of a single row of 2^log_n on 1 thread and on
-    `threads`, in alternating rounds (the row restored from the same data before each)."""
+    `threads` (> 1), in alternating rounds (the row restored from the same data before each)."""
     n = 1 << log_n
     data = np.random.default_rng(log_n).standard_normal(n).astype(dtype)
     buffer = pysketch.empty_aligned(n, dtype)
-    best = {1: math.inf, threads: math.inf}
-    deadline = time.perf_counter() + 2 * budget_s
-    rounds = 0
+    fns = dict.fromkeys((1, threads), lambda b: pysketch.fwht(b, out=b, check_finite=False))
+    setups = {t: (lambda t=t: pysketch.set_num_threads(t)) for t in fns}
     try:
-        while rounds < min_rounds or (rounds < max_rounds and time.perf_counter() < deadline):
-            for t in best:
-                pysketch.set_num_threads(t)
-                np.copyto(buffer, data)
-                start = time.perf_counter_ns()
-                pysketch.fwht(buffer, out=buffer, check_finite=False)
-                best[t] = min(best[t], time.perf_counter_ns() - start)
-            rounds += 1
+        best = best_times_ns(fns, data, buffer, budget_s, max_rounds=200, setups=setups)
     finally:
         pysketch.set_num_threads(1)
     return best[1], best[threads]

@@ -73,6 +73,20 @@ def test_non_finite_found_in_a_long_row_with_threads(dtype, where, restore_threa
         fwht(x)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_finiteness_check_of_a_long_run_with_threads(dtype, restore_threads):
+    # a long run is checked as pieces on all threads, and a tail that is not a whole piece
+    from pysketch import _core
+
+    x = np.ones((1, (1 << 19) + 5), dtype)  # one row
+    pysketch.set_num_threads(2)
+    assert _core.all_finite(x)
+    for where in (0, 1 << 18, (1 << 19) - 1, 1 << 19, x.size - 1):
+        y = x.copy()
+        y[0, where] = np.nan
+        assert not _core.all_finite(y), where
+
+
 def test_more_threads_than_cores_and_rows(restore_threads):
     x = np.random.default_rng(0).standard_normal((5, 1 << 15))
     pysketch.set_num_threads(16)

@@ -178,14 +178,21 @@ FHT_NOINLINE void FHT_NAME(radix)(FHT_T *x, size_t n, size_t s, int r, const FHT
 /* Largest radix (in levels) for a pass of stride s elements. */
 #define FHT_MAX_RADIX_(s) ((s) * sizeof(FHT_T) >= 4096 ? 3 : 4)
 
-/* levels more levels, starting at stride s, over n elements: as few passes as
- * possible, their sizes as even as possible; post (or NULL) is applied by the last. */
+/* The radix of the next pass when levels more levels start at stride s: as few passes
+ * as possible, their sizes as even as possible. */
+FHT_INLINE int FHT_NAME(next_radix)(int levels, size_t s)
+{
+    const int maxr = FHT_MAX_RADIX_(s);
+    const int passes = (levels + maxr - 1) / maxr;
+    return (levels + passes - 1) / passes;
+}
+
+/* levels more levels, starting at stride s, over n elements, in passes of next_radix;
+ * post (or NULL) is applied by the last. */
 FHT_INLINE void FHT_NAME(upper)(FHT_T *x, size_t n, size_t s, int levels, const FHT_T *post)
 {
     while (levels > 0) {
-        const int maxr = FHT_MAX_RADIX_(s);
-        const int passes = (levels + maxr - 1) / maxr;
-        const int r = (levels + passes - 1) / passes;
+        const int r = FHT_NAME(next_radix)(levels, s);
         FHT_NAME(radix)(x, n, s, r, levels == r ? post : NULL);
         s <<= r;
         levels -= r;
@@ -868,9 +875,7 @@ void FHT_NAME(cols)(FHT_T *x, int L, size_t count, ptrdiff_t es)
         int l0 = 0;
         while (l0 < L) {
             const size_t s = step << l0; /* stride of level l0, in elements */
-            const int maxr = FHT_MAX_RADIX_(s);
-            const int passes = (L - l0 + maxr - 1) / maxr;
-            const int r = (L - l0 + passes - 1) / passes;
+            const int r = FHT_NAME(next_radix)(L - l0, s);
             for (size_t b = 0; b < n; b += (size_t)1 << (l0 + r))
                 for (size_t i = 0; i < ((size_t)1 << l0); i++) {
                     FHT_T *p = x + c + (b + i) * step;

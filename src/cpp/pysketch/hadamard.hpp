@@ -392,15 +392,13 @@ bool all_finite(const T *data, std::ptrdiff_t stride, std::size_t rows, std::siz
     const detail::Loops<T> f = detail::loops<T>();
     const int threads = get_num_threads();
     if (rows == 1 && threads > 1 && n * sizeof(T) >= detail::split_row_min_bytes) {
-        // one long run: pieces of it on all the threads
+        // one long run: checked as rows of 2^15 (the tail apart), which split over the threads below
         constexpr std::size_t piece = std::size_t{1} << 15;
-        std::atomic<bool> finite{true};
-        parallel_for((n + piece - 1) / piece, static_cast<std::size_t>(threads), [&](std::size_t begin, std::size_t end) {
-            for (std::size_t i = begin; i < end && finite.load(std::memory_order_relaxed); ++i)
-                if (!detail::finite_run(data + i * piece, std::min(piece, n - i * piece), f))
-                    finite.store(false, std::memory_order_relaxed);
-        });
-        return finite.load();
+        const std::size_t tail = n % piece;
+        if (tail && !detail::finite_run(data + (n - tail), tail, f)) return false;
+        rows = n / piece;
+        n = piece;
+        stride = static_cast<std::ptrdiff_t>(piece);
     }
     if (!detail::use_threads(rows, n, threads)) {
         for (std::size_t r = 0; r < rows; ++r)
