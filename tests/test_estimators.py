@@ -78,6 +78,50 @@ def test_kmeans_sketch_size_operator_and_fitted_attributes(blobs):
         != "dense"
 
 
+def test_clean_fit_takes_bounds_as_the_decoders_box(blobs):
+    X = blobs[:4000]
+    free = CompressiveKMeans(5, kernel_scale=2.0, random_state=0).fit(X)
+    # a box that leaves out part of the data: the centers found without it do not all fit
+    lo, hi = np.full(6, -3.0), np.full(6, 3.0)
+    assert not np.all((free.cluster_centers_ >= lo) & (free.cluster_centers_ <= hi))
+    with pytest.warns(RuntimeWarning, match=r"^\d+ of 4000 records lie outside bounds: the sketch holds them"):
+        boxed = CompressiveKMeans(5, kernel_scale=2.0, bounds=(lo, hi), random_state=0).fit(X)
+    assert np.all((boxed.cluster_centers_ >= lo) & (boxed.cluster_centers_ <= hi))
+    np.testing.assert_array_equal(boxed.bounds_[0], lo)
+    # nothing is clipped: the same map and the same sketch of the raw data
+    np.testing.assert_array_equal(boxed.sketch_.sum, free.sketch_.sum)
+    # a box that holds the data: no warning; a (d, 2) array is the same box
+    wide = np.column_stack([X.min(0) - 1, X.max(0) + 1])
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = CompressiveKMeans(5, kernel_scale=2.0, bounds=wide, random_state=0).fit(X)
+    b = CompressiveKMeans(5, kernel_scale=2.0, bounds=(wide[:, 0], wide[:, 1]), random_state=0).fit(X)
+    np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+    with pytest.raises(ValueError, match=r"bounds must be \(lower, upper\) or a \(6, 2\) array"):
+        CompressiveKMeans(5, kernel_scale=2.0, bounds=np.zeros((3, 2))).fit(X)
+
+
+def test_fit_records_sketch_size_and_stage_timings(blobs):
+    import time
+    X = blobs[:5000]
+    for kw in ({}, {"kernel_scale": 2.0}, {"epsilon": 1.0, "bounds": (-12, 12)}):
+        t0 = time.perf_counter()
+        est = CompressiveKMeans(5, sketch_size=150, random_state=0, **kw).fit(X)
+        total = time.perf_counter() - t0
+        assert est.sketch_size_ == est.sketch_.feature_map.m
+        assert set(est.timings_) == {"pilot", "sketch", "decode"}
+        assert all(v >= 0 for v in est.timings_.values())
+        assert sum(est.timings_.values()) <= total
+        assert est.timings_["sketch"] > 0 and est.timings_["decode"] > 0
+        # the pilot runs for 'auto' (clean: a k-means of a sample; private: noisy moments) only
+        assert (est.timings_["pilot"] > 0) == ("kernel_scale" not in kw), kw
+    assert CompressiveKMeans(5, random_state=0).fit(X).sketch_size_ == 10 * 5 * 6
+    again = CompressiveKMeans(5, random_state=0).fit_sketch(est.sketch_, (-12, 12))
+    assert again.timings_["pilot"] == again.timings_["sketch"] == 0 and again.timings_["decode"] > 0
+    assert again.sketch_size_ == est.sketch_size_
+
+
 def test_transform_score_and_predict_are_the_distances(blobs):
     est = CompressiveKMeans(5, random_state=1).fit(blobs)
     Y = blobs[:50]
@@ -230,5 +274,5 @@ def test_kmeans_decoder_clamp_fit_fit_sketch_and_private():
         priv = CompressiveKMeans(4, decoder="clamp", n_init=2, epsilon=5.0, bounds=(-12, 12),
                                  random_state=0).fit(X)
     assert sse(X, priv.cluster_centers_) / base < 1.2
-    with pytest.raises(ValueError, match="decoder must be 'clompr' or 'clamp'"):
+    with pytest.raises(ValueError, match="decoder must be 'clompr', 'clamp' or 'coreset'"):
         CompressiveKMeans(4, decoder="amp").fit(X)

@@ -24,6 +24,7 @@ from pysketch.frequencies import (
     FrequencyLaw,
     GaussianLaw,
     KernelLaw,
+    LogUniformLaw,
     OrthonormalBasesLaw,
     QuadraticGaussianLaw,
     make_law,
@@ -88,6 +89,7 @@ ALL_LAWS = [
     FoldedGaussianLaw(0.5, normalization="none"),
     QuadraticGaussianLaw(),
     OrthonormalBasesLaw(),
+    LogUniformLaw(0.8, 0.2, 5.0),
 ]
 KERNEL_LAWS = [law for law in ALL_LAWS if isinstance(law, KernelLaw)]
 RADIAL_LAWS = [law for law in ALL_LAWS if not isinstance(law, OrthonormalBasesLaw)]
@@ -692,3 +694,20 @@ def test_shapes_and_finiteness(law_index, sigma, d, blocks, seed):
     assert r.shape == (m,) and r.dtype == np.float64
     assert np.all(np.isfinite(r)) and np.all(r >= 0)
     assert math.isfinite(law.expected_sq_norm(2 * d, d=d)) and law.expected_sq_norm(d) > 0
+
+
+def test_log_uniform_law_band_and_moments():
+    law = LogUniformLaw(2.0)  # radius log-uniform on [0.05 / 2, 20 / 2]
+    assert (law.low, law.high) == (0.05, 20.0)
+    r = law.radii(50_000, 3, random_state=0)
+    assert r.min() >= 0.025 and r.max() <= 10.0
+    # log R is uniform: its quartiles are at 1/4, 1/2, 3/4 of [log 0.025, log 10]
+    q = np.quantile(np.log(r), [0.25, 0.5, 0.75])
+    np.testing.assert_allclose(q, np.log(0.025) + np.array([0.25, 0.5, 0.75]) * np.log(400), atol=0.05)
+    # E R^2 = (h^2 - l^2) / (2 ln(h / l)) / sigma^2, exactly
+    assert law.expected_sq_norm(3) == pytest.approx((400 - 0.0025) / (2 * np.log(400)) / 4, rel=1e-14)
+    with pytest.raises(ValueError, match="high must be > low"):
+        LogUniformLaw(1.0, 2.0, 1.0)
+    with pytest.raises(ValueError, match="low must be a positive finite number"):
+        LogUniformLaw(1.0, 0.0)
+    assert make_law("log_uniform", 3.0) == LogUniformLaw(3.0)

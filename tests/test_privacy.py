@@ -556,8 +556,26 @@ def test_private_kmeans_warns_on_leaks_and_clips():
         CompressiveKMeans(3, kernel_scale=2.0, epsilon=1.0, bounds=(-1, 1), random_state=0).fit(X)
     with pytest.raises(ValueError, match="partial_fit does not release private sketches"):
         CompressiveKMeans(3, kernel_scale=2.0, epsilon=1.0, bounds=(-1, 1)).partial_fit(X)
-    with pytest.raises(ValueError, match="bounds is used only with epsilon"):
-        CompressiveKMeans(3, kernel_scale=2.0, bounds=(-1, 1)).fit(X)
+    with pytest.warns(RuntimeWarning, match=r"records lie outside bounds: the sketch holds them as they are"):
+        CompressiveKMeans(3, kernel_scale=2.0, bounds=(-1, 1), random_state=0).fit(X)
+
+
+def test_private_kmeans_warns_when_the_box_is_much_wider_than_the_data():
+    import warnings
+
+    from pysketch import BoundsWarning
+    from pysketch.estimators import WIDE_BOX_FILL, CompressiveKMeans
+    X = _blobs(n=3000)
+    span = float(np.mean(X.max(0) - X.min(0)))
+    half = 0.5 * span / WIDE_BOX_FILL
+    c = 0.5 * (X.max(0) + X.min(0))
+    with pytest.warns(BoundsWarning, match="much wider than the data"):
+        CompressiveKMeans(3, kernel_scale=2.0, epsilon=1.0, bounds=(c - 1.2 * half, c + 1.2 * half),
+                          random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BoundsWarning)  # a box 20% narrower than the threshold: silent
+        CompressiveKMeans(3, kernel_scale=2.0, epsilon=1.0, bounds=(c - 0.8 * half, c + 0.8 * half),
+                          random_state=0).fit(X)
 
 
 def test_private_pilot_spread_and_auto_scale():

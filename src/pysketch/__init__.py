@@ -16,13 +16,14 @@ ship inside PyPI packages (``load_real_dataset``), and :mod:`pysketch.metrics` h
 __version__ = "0.1.0"
 
 from . import datasets, metrics
-from .estimators import CompressiveGaussianMixture, CompressiveKMeans
+from .estimators import BoundsWarning, CompressiveGaussianMixture, CompressiveKMeans
 from .features import FeatureMap, make_feature_map
 from .frequencies import (
     AdaptedRadiusLaw,
     FoldedGaussianLaw,
     FrequencyLaw,
     GaussianLaw,
+    LogUniformLaw,
     OrthonormalBasesLaw,
     QuadraticGaussianLaw,
     make_law,
@@ -41,6 +42,7 @@ from .sketch import Sketch, SketchAccumulator, SketchFileError
 __all__ = [
     "__version__",
     "AdaptedRadiusLaw",
+    "BoundsWarning",
     "CompressiveGaussianMixture",
     "CompressiveKMeans",
     "DenseOperator",
@@ -48,6 +50,7 @@ __all__ = [
     "FoldedGaussianLaw",
     "FrequencyLaw",
     "FrequencyOperator",
+    "LogUniformLaw",
     "GaussianLaw",
     "OrthonormalBasesLaw",
     "QuadraticGaussianLaw",
