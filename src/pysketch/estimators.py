@@ -496,9 +496,11 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
         pysketch.decoders.clamp; Theta(k^2) per iteration, works from sketches of 2kd), or
         'coreset' (pysketch.decoders.coreset: an over-complete mixture of
         CORESET_ATOMS_PER_CLUSTER * k isotropic Gaussians fitted to the sketch, then k-means
-        of that mixture). CL-OMPR matches blobs best; on real data (clusters of unequal
-        size and spread, heavy tails, continua such as image patches) 'coreset' is far
-        more robust: see benchmarks/real_quality.py and the issue 14 note.
+        of that mixture; clean fits only). CL-OMPR matches blobs best; on real data
+        (clusters of unequal size and spread, heavy tails, continua such as image patches)
+        'coreset' is far more robust (median RSE 1.06-1.41 on six real data sets where
+        CL-OMPR gives 1.31-24.9), except on digits (1.22 against 1.04): see
+        benchmarks/real_quality.py and the issue 14 note.
     n_init : int, default 3
         Restarts (CL-OMPR) or random initializations (CL-AMP); the one whose mixture is closest to the sketch is kept.
         (Measured on the acceptance data, 10 seeds: 3 restarts give the same median RSE
