@@ -10,15 +10,7 @@ from pysketch.decoders.clompr import _correlation, _mixture, atom_matrix
 from pysketch.decoders.coreset import IsotropicGaussianAtoms, coreset, mixture_kmeans
 from pysketch.features import make_feature_map
 from pysketch.metrics import kmeans_plus_plus, sse
-
-
-def finite_difference(f, x, h=1e-6):
-    g = np.empty_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e[i] = h
-        g[i] = (f(x + e) - f(x - e)) / (2 * h)
-    return g
+from test_clompr import finite_difference
 
 
 def _problem(X, m, op="dense", seed=0):
@@ -105,3 +97,23 @@ def test_estimator_with_the_coreset_decoder():
     # a private sketch is refused (measured unreliable, see the estimator's docstring)
     with pytest.raises(ValueError, match="decoder='coreset' does not decode private sketches"):
         CompressiveKMeans(5, decoder="coreset", epsilon=1.0, bounds=(-15, 15), random_state=0).fit(X)
+
+
+def test_bad_arguments_are_named():
+    means, var, w = np.zeros((2, 2)), np.ones(2), np.ones(2)
+    with pytest.raises(ValueError, match="means must be a finite"):
+        mixture_kmeans(np.array([[np.nan, 0.0]]), var[:1], w[:1], 1)
+    with pytest.raises(ValueError, match="variances must be 2 finite numbers >= 0"):
+        mixture_kmeans(means, -var, w, 1)
+    with pytest.raises(ValueError, match="weights must be 2 finite numbers >= 0"):
+        mixture_kmeans(means, var, np.array([1.0, np.inf]), 1)
+    with pytest.raises(ValueError, match="weights must not all be 0"):
+        mixture_kmeans(means, var, np.zeros(2), 1)
+    with pytest.raises(ValueError, match="n_clusters"):
+        mixture_kmeans(means, var, w, 0)
+    X = np.random.default_rng(0).standard_normal((100, 2))
+    prob = _problem(X, 20)
+    with pytest.raises(ValueError, match="n_atoms must be a positive integer"):
+        coreset(prob, 0, -3, 3)
+    with pytest.raises(ValueError, match="lower and upper must be finite"):
+        coreset(prob, 2, 3, -3)

@@ -565,7 +565,10 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
         not), "sketch" (the pass over the data, with the release when private) and
         "decode"; 0 for a stage that did not run (fit_sketch only decodes).
     residual_ : float
-        ||z - sum alpha_k a(c_k)||, the distance of the decoded mixture to the sketch.
+        ||z - sum alpha_k a(c_k)||, the distance of the decoded mixture to the sketch
+        (decoder='coreset': of the over-complete mixture).
+    mixture_ : MixtureSolution
+        decoder='coreset' only: the over-complete mixture, rows (mean, variance).
     n_features_in_, n_iter_
     """
 

@@ -113,6 +113,7 @@ def coreset(problem, n_atoms, lower, upper, *, random_state=None, n_candidates=N
     atoms whose weight falls to 0 are dropped, so there can be fewer rows."""
     if not isinstance(n_atoms, (int, np.integer)) or isinstance(n_atoms, bool) or n_atoms < 1:
         raise ValueError(f"n_atoms must be a positive integer, got {n_atoms!r}")
+    lower, upper = _check_box(lower, upper, problem.d)
     rng = as_generator(random_state)
     family = IsotropicGaussianAtoms(problem, lower, upper)
     bulk = _bulk_proposal(DiracAtoms(problem, lower, upper))
@@ -139,6 +140,15 @@ def coreset(problem, n_atoms, lower, upper, *, random_state=None, n_candidates=N
     return MixtureSolution(theta=theta, weights=alpha / alpha.sum(), residual=residual, restart=0, n_iter=n_atoms)
 
 
+def _check_box(lower, upper, d):
+    """(lower, upper) as finite float arrays of shape (d,) with upper > lower."""
+    lo = np.broadcast_to(np.asarray(lower, dtype=np.float64), (d,)).copy()
+    hi = np.broadcast_to(np.asarray(upper, dtype=np.float64), (d,)).copy()
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (hi > lo).all()):
+        raise ValueError("lower and upper must be finite, of length d, with upper > lower in every coordinate")
+    return lo, hi
+
+
 def _polish(family, x0, rr, ri):
     """The local maximum of the normalized correlation with the residual from x0."""
     res = scipy.optimize.minimize(lambda th: _correlation(family, th, rr, ri), x0, jac=True, method="L-BFGS-B",
@@ -152,14 +162,25 @@ def mixture_kmeans(means, variances, weights, n_clusters, *, n_draws=50_000, n_i
     each center."""
     from ..metrics import kmeans_plus_plus
 
-    rng = as_generator(random_state)
-    w = np.asarray(weights, dtype=np.float64)
+    from .._checks import check_int
+
     means = np.asarray(means, dtype=np.float64)
+    if means.ndim != 2 or means.shape[0] < 1 or not np.isfinite(means).all():
+        raise ValueError(f"means must be a finite (n_atoms, d) array with n_atoms >= 1, got shape {means.shape}")
+    variances = np.asarray(variances, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    for name, v in (("variances", variances), ("weights", w)):
+        if v.shape != (means.shape[0],) or not np.isfinite(v).all() or (v < 0).any():
+            raise ValueError(f"{name} must be {means.shape[0]} finite numbers >= 0, got shape {v.shape}")
+    if not w.sum() > 0:
+        raise ValueError("weights must not all be 0")
+    n_clusters = check_int(n_clusters, "n_clusters")
+    n_draws = check_int(n_draws, "n_draws")
+    rng = as_generator(random_state)
     if means.shape[0] <= n_clusters:  # nothing to reduce: the atoms are the centers
         return means.copy(), w / w.sum()
     comp = rng.choice(w.size, size=n_draws, p=w / w.sum())
-    Y = means[comp] + np.sqrt(np.asarray(variances, dtype=np.float64)[comp])[:, None] * \
-        rng.standard_normal((n_draws, means.shape[1]))
+    Y = means[comp] + np.sqrt(variances[comp])[:, None] * rng.standard_normal((n_draws, means.shape[1]))
     centers, _ = kmeans_plus_plus(Y, n_clusters, n_init=n_init, random_state=rng)
     # nearest center by |y|^2 - 2 y.c + |c|^2 (the |y|^2 term does not change the argmin)
     labels = np.argmin(np.sum(centers * centers, axis=1)[None, :] - 2.0 * Y @ centers.T, axis=1)
