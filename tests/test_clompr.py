@@ -5,7 +5,9 @@ import pytest
 
 from pysketch import _core
 from pysketch.decoders import DecodingProblem, DiagonalGaussianAtoms, DiracAtoms, clompr
-from pysketch.decoders.clompr import _correlation, _mixture, atom_matrix
+from pysketch.decoders.problem import atom_correlation as _correlation
+from pysketch.decoders.problem import atom_matrix
+from pysketch.decoders.problem import mixture_objective as _mixture
 from pysketch.features import make_feature_map
 from pysketch.frequencies import GaussianLaw
 
@@ -95,6 +97,21 @@ def test_demodulated_target_is_the_mixture_sketch(kind):
     assert np.sqrt(np.mean(np.abs(err) ** 2)) < (1e-12 if kind != "quantized" else 0.6)
 
 
+def test_quantized_target_divides_out_the_first_harmonic():
+    # One point c: the quantized map's demodulated mean is sum_k c_k e^{i k t_j} e^{-i u_j}
+    # / c_1 with t_j = omega_j^T c + u_j; the first harmonic gives exactly e^{i omega_j^T c},
+    # the others (k = -3, 5, ...) carry the phases e^{i (k - 1) u_j} of the uniform dither,
+    # which average out over j. So mean_j z_j e^{-i omega_j^T c} is 1 within
+    # sqrt((1 - c_1^2) / m) ~ 0.0031 per unit (m = 20000; 0.02 is 6 of those), where not
+    # dividing by c_1 = 2 sqrt 2 / pi would give 0.900.
+    rng = np.random.default_rng(8)
+    c = rng.standard_normal(3)
+    fm = make_feature_map(3, 20000, "quantized", operator="dense", law=GaussianLaw(1.0), random_state=9)
+    prob = DecodingProblem(fm, fm.sketch(c[None, :]).mean())
+    ratio = np.mean(prob.z * np.exp(-1j * prob.apply(c[None, :])[0]))
+    assert abs(ratio - 1.0) < 0.02
+
+
 def test_clompr_recovers_well_separated_centers():
     rng = np.random.default_rng(5)
     k, d = 4, 3
@@ -117,12 +134,12 @@ def test_bulk_proposal_locates_the_data_and_loose_boxes_decode():
     from pysketch.estimators import CompressiveKMeans
     from pysketch.metrics import kmeans_plus_plus, sse
 
-    cl = importlib.import_module("pysketch.decoders.clompr")
+    cl = importlib.import_module("pysketch.decoders.problem")
     X = make_blobs_gaussian_centers(50_000, 10, 10, random_state=0)[0]
     est = CompressiveKMeans(10, kernel_scale=3.3, random_state=0).fit(X)
     problem = cl.DecodingProblem(est.sketch_.feature_map, est.sketch_.mean())
     fam = cl.DiracAtoms(problem, np.full(10, -30.0), np.full(10, 30.0))
-    mean, std = cl._bulk_proposal(fam)
+    mean, std = cl.bulk_proposal(fam)
     assert np.linalg.norm(mean - X.mean(0)) < 0.2 * np.linalg.norm(X.std(0))
     assert np.all(np.abs(std / np.sqrt(np.mean(X.var(0))) - 1) < 0.3)
     # a box 4x wider than the data's: decodes as well as the data's own box

@@ -6,8 +6,11 @@ import pytest
 from pysketch import CompressiveKMeans, LogUniformLaw
 from pysketch.datasets import make_blobs_gaussian_centers
 from pysketch.decoders import DecodingProblem
-from pysketch.decoders.clompr import _correlation, _mixture, atom_matrix
-from pysketch.decoders.coreset import IsotropicGaussianAtoms, coreset, mixture_kmeans
+from pysketch.decoders.problem import atom_correlation as _correlation
+from pysketch.decoders.problem import atom_matrix
+from pysketch.decoders.problem import mixture_objective as _mixture
+from pysketch.decoders.coreset import coreset, mixture_kmeans
+from pysketch.decoders.problem import IsotropicGaussianAtoms
 from pysketch.features import make_feature_map
 from pysketch.metrics import kmeans_plus_plus, sse
 from test_clompr import finite_difference

@@ -15,8 +15,8 @@ import pytest
 from scipy import special, stats
 
 from pysketch.datasets import make_blobs_gaussian_centers, make_gmm, make_gmm_diag
+from pysketch.cluster import lloyd as _lloyd
 from pysketch.metrics import (
-    _lloyd,
     adjusted_rand_index,
     assign,
     gaussian_mixture_log_likelihood,

@@ -124,6 +124,22 @@ def test_laplace_output_on_grid_unbiased_and_scaled():
     assert np.var(noise) == pytest.approx(2 * b * b, rel=0.05)
 
 
+@pytest.mark.parametrize("sensitivity,D", [(1.0, 10), (3.0, 7), (0.3, 1000)])
+def test_laplace_enlarges_the_sensitivity_by_the_rounding_of_every_coordinate(sensitivity, D):
+    # Rounding each of the D coordinates to the grid moves it by up to g/2, so two
+    # neighbours' rounded vectors are up to ceil(Delta/g) + D grid steps apart in L1: the
+    # discrete Laplace scale must be (ceil(Delta/g) + D) / epsilon steps exactly. Without
+    # the + D (a privacy leak of about D 2^-30 in epsilon) the scale would be Delta/epsilon.
+    eps = 0.7
+    L = Laplace(eps, sensitivity, insecure_seed=0)
+    L.randomise(np.zeros(D))
+    g = L.grid_step_
+    assert g == 2.0 ** math.floor(math.log2(sensitivity / (D * 2.0 ** 30)))  # the largest power of 2 below
+    units = math.ceil(Fraction(sensitivity) / Fraction(g)) + D
+    assert L.effective_scale_ == float(Fraction(units) / Fraction(eps) * Fraction(g))
+    assert L.effective_scale_ > sensitivity / eps
+
+
 def test_complex_laplace_independent_parts_same_scale():
     L = Laplace(1.0, 2.0, insecure_seed=2)
     out = L.randomise(np.zeros(30_000, complex))

@@ -13,7 +13,8 @@ import pysketch
 from pysketch.features import QUANTIZED_FIRST_HARMONIC, FeatureMap, make_feature_map
 from pysketch.frequencies import GaussianLaw, OrthonormalBasesLaw, QuadraticGaussianLaw
 from pysketch.operators import make_operator
-from pysketch.sketch import FORMAT_VERSION, Sketch, SketchAccumulator, SketchFileError
+from pysketch.accumulate import SketchAccumulator
+from pysketch.sketch import FORMAT_VERSION, Sketch, SketchFileError
 
 OPERATORS = ("dense", "r3", "gr2", "fastfood")
 KINDS = ("complex", "real", "quantized", "quadratic")
@@ -280,14 +281,14 @@ def test_dense_fused_tiles_match_the_blas_path_and_numpy(d, m, rows, dtype, monk
     # The fused tiles (pysketch/dense.hpp: blocks of 4 rows x 2 vectors, then single rows,
     # single vectors and scalar columns) against BLAS products of whole blocks and the
     # NumPy float64 reference, on shapes that exercise every remainder; x strided.
-    import pysketch.features as features
+    import pysketch.operators as operators
 
     rng = np.random.default_rng(d * 1000 + m)
     big = rng.standard_normal((rows, d + 3)).astype(dtype)
     X = big[:, 1 : d + 1]  # rows d + 3 apart
     fm = fmap("complex", "dense", d=d, m=m, dtype=dtype)
     fused = fm.sketch(X).sum
-    monkeypatch.setattr(features, "_FUSED_DENSE_MAX_D", 0)
+    monkeypatch.setattr(operators, "FUSED_DENSE_MAX_D", 0)
     blas = fm.sketch(np.ascontiguousarray(X)).sum
     tol = (2e-5 if dtype == np.float32 else 1e-10) * rows
     assert np.abs(fused - blas).max() <= tol
@@ -313,3 +314,96 @@ def test_column_bounds_are_the_exact_min_and_max_merged_in_place(dtype, restore_
     np.testing.assert_array_equal(hi, 1.0)
     with pytest.raises(ValueError, match="lo must be a writeable contiguous float64 array of length 7"):
         _core.column_bounds(X, np.zeros(6), hi)
+
+
+# ---------------------------------------------------------------------- pickling, old files, array-likes
+
+@pytest.mark.parametrize("op", OPERATORS)
+@pytest.mark.parametrize("kind", KINDS)
+def test_maps_and_sketches_pickle_to_equal_objects_that_still_sketch(op, kind):
+    import pickle
+
+    fm = fmap(kind, op, d=12, m=48, dtype=np.float32)
+    X = np.random.default_rng(2).standard_normal((40, 12))
+    op2 = pickle.loads(pickle.dumps(fm.operator))
+    assert op2 == fm.operator and type(op2) is type(fm.operator)
+    fm2 = pickle.loads(pickle.dumps(fm))
+    assert fm2 == fm and type(fm2) is type(fm)
+    # the rebuilt map (its C++ operator made anew) gives the same bits
+    assert np.array_equal(fm2.sketch(X).sum, fm.sketch(X).sum)
+    sk = fm.sketch(X)
+    sk2 = pickle.loads(pickle.dumps(sk))
+    assert sk2 == sk and sk2.count == 40 and np.array_equal(sk2.sum, sk.sum)
+    assert sk2 != fm.sketch(X[:39])  # equality is by value: another sum is another sketch
+
+
+def test_subsampled_and_private_sketches_pickle_to_equal_objects():
+    import pickle
+
+    from pysketch.privacy import PrivateSketch, make_private
+
+    fm = fmap("complex", "r3", d=16, m=64)
+    X = np.random.default_rng(3).standard_normal((50, 16))
+    sub = fm.sketch_subsampled(X, 16, scheme="blocks", random_state=1)
+    assert pickle.loads(pickle.dumps(sub)) == sub
+    priv = make_private(fm.sketch(X), 1.0, 1e-6, insecure_seed=2)
+    back = pickle.loads(pickle.dumps(priv))
+    assert isinstance(back, PrivateSketch) and back == priv and back.privacy == priv.privacy
+
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+
+
+def test_files_written_before_the_contracts_still_load_with_the_same_bits():
+    # tests/data: written by pysketch at commit 16f1cc3 (before the feature-map family and
+    # the format registry) from these very seeds
+    from pysketch.privacy import PrivateSketch
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 3))
+    fm = make_feature_map(3, 8, "complex", operator="dense", random_state=1)
+    old = Sketch.load(os.path.join(DATA, "sketch_v1_complex.npz"))
+    assert old == fm.sketch(X) and old.feature_map == fm
+    q = Sketch.load(os.path.join(DATA, "sketch_v1_quantized.npz"))
+    assert q == make_feature_map(3, 8, "quantized", operator="dense", random_state=2).sketch(X)
+    fm4 = make_feature_map(4, 8, "complex", operator="r3", random_state=3)
+    blocks = Sketch.load(os.path.join(DATA, "sketch_v2_blocks.npz"))
+    assert blocks == fm4.sketch_subsampled(rng.standard_normal((20, 4)), 4, scheme="blocks", random_state=4)
+    priv = Sketch.load(os.path.join(DATA, "private_v1_gaussian.npz"))
+    # the same seeded release today: same noisy count, noisy sum and record, bit for bit
+    from pysketch.privacy import make_private
+
+    assert isinstance(priv, PrivateSketch) and priv == make_private(fm.sketch(X), 1.0, 1e-6, insecure_seed=5)
+    assert priv.privacy["mechanism"] == "gaussian" and priv.privacy["epsilon"] == 1.0
+    assert priv.privacy["secure_noise"] is False and "epsilon_pilot" not in priv.privacy
+    with pytest.raises(SketchFileError, match="a clean sketch file, not a PrivateSketch"):
+        PrivateSketch.load(os.path.join(DATA, "sketch_v1_complex.npz"))
+
+
+class RowIterableArray:
+    """A 2-D array-like as dask presents one: shape, dtype, slicing by rows, and iteration
+    that yields single rows (1-D), which must not be taken for a sequence of batches."""
+
+    def __init__(self, A):
+        self._data = A
+        self.shape, self.dtype, self.ndim = A.shape, A.dtype, A.ndim
+        self.slices = 0
+
+    def __getitem__(self, key):
+        self.slices += 1
+        return self._data[key]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self):
+        return len(self._data)
+
+
+def test_an_array_like_that_iterates_rows_is_read_as_an_array_in_batches():
+    fm = fmap("complex", "dense", d=6, m=30)
+    X = np.random.default_rng(4).standard_normal((1000, 6))
+    lazy = RowIterableArray(X)
+    sk = fm.sketch(lazy, batch_size=128)
+    assert sk.count == 1000 and np.array_equal(sk.sum, fm.sketch(X, batch_size=128).sum)
+    assert lazy.slices == 8  # ceil(1000 / 128) row slices, never 1000 single rows

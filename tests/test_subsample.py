@@ -18,11 +18,12 @@ import pytest
 
 import pysketch
 from pysketch import _core
-from pysketch.features import _SKETCH_CODES, FeatureMap, make_feature_map
+from pysketch.features import FeatureMap, make_feature_map
 from pysketch.frequencies import QuadraticGaussianLaw
 from pysketch.operators import _KIND_CODES, StructuredOperator
 from pysketch.runtime import SIMD_LEVELS
-from pysketch.sketch import SUBSAMPLED_FORMAT_VERSION, Sketch, SketchAccumulator, SketchFileError
+from pysketch.accumulate import SketchAccumulator
+from pysketch.sketch import SUBSAMPLED_FORMAT_VERSION, Sketch, SketchFileError
 
 SCHEMES = {"uniform": 0, "bernoulli": 1, "blocks": 2}
 AVAILABLE = SIMD_LEVELS[: SIMD_LEVELS.index(pysketch.max_simd_level()) + 1]
@@ -45,10 +46,10 @@ def feature_values(fm, X):
     T = fm.operator.apply(X)
     n, m = T.shape
     flat = np.ascontiguousarray(T).reshape(1, n * m)
-    u = None if fm._dither_c is None else np.tile(fm._dither_c, n)
+    u = None if fm.kernel_dither is None else np.tile(fm.kernel_dither, n)
     c = np.zeros(n * m)
     s = None if fm.kind == "quadratic" else np.zeros(n * m)
-    _core.accumulate_features(_SKETCH_CODES[fm.kind], flat, u, c, s)
+    _core.accumulate_features(fm.kernel, flat, u, c, s)
     return c.reshape(n, m), None if s is None else s.reshape(n, m)
 
 
@@ -73,7 +74,9 @@ def core_sketch(fm, X, scheme, r, first=0, key=KEY):
     """The core's subsampled sums (acc0, acc1) of the rows of X."""
     acc0 = np.zeros(fm.m)
     acc1 = None if fm.kind == "quadratic" else np.zeros(fm.m)
-    fm._accumulate_subsampled(X, acc0, acc1, fm._subsampling_spec(r, scheme), key[0], key[1], first)
+    fm.subsampling_spec(r, scheme)  # validates
+    fm.operator.accumulate_subsampled(fm.kernel, X, fm.kernel_dither, SCHEMES[scheme], r, key[0], key[1], first,
+                                      acc0, acc1)
     return acc0, acc1
 
 

@@ -37,7 +37,8 @@ from .runtime import (
     set_simd_level,
     simd_level,
 )
-from .sketch import Sketch, SketchAccumulator, SketchFileError
+from .accumulate import SketchAccumulator
+from .sketch import Sketch, SketchFileError
 
 __all__ = [
     "__version__",

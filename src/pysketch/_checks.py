@@ -42,3 +42,70 @@ def real_array(X, name):
     if A.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers; got dtype {A.dtype}")
     return A
+
+
+#: The neighbouring relations of differential privacy: 'add_remove' (one record added or
+#: removed; n private) and 'replace' (one record replaced; n public).
+NEIGHBOURING = ("add_remove", "replace")
+
+
+def check_relation(neighbouring):
+    """The neighbouring relation, validated (ValueError naming the allowed ones)."""
+    if neighbouring not in NEIGHBOURING:
+        raise ValueError(f"neighbouring must be one of {NEIGHBOURING}, got {neighbouring!r}")
+    return neighbouring
+
+
+def check_bounds(bounds, d):
+    """(lower, upper) arrays of shape (d,) from (lower, upper) or a (d, 2) array."""
+    if bounds is None:
+        raise ValueError("bounds are required: (lower, upper) arrays of length d, or a (d, 2) array")
+    if isinstance(bounds, tuple) and len(bounds) == 2:
+        lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (d,)).copy() for b in bounds)
+    else:
+        b = np.asarray(bounds, dtype=np.float64)
+        if b.shape != (d, 2):
+            raise ValueError(f"bounds must be (lower, upper) or a ({d}, 2) array, got shape {b.shape}")
+        lo, hi = b[:, 0].copy(), b[:, 1].copy()
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+        raise ValueError("bounds must be finite")
+    if (hi < lo).any():
+        raise ValueError("bounds: every upper bound must be >= the lower bound")
+    flat = hi == lo  # a constant coordinate: give the box a small width
+    pad = np.maximum(1e-6, 1e-6 * np.abs(lo))
+    lo[flat] -= pad[flat]
+    hi[flat] += pad[flat]
+    return lo, hi
+
+
+def check_array(X, name="X", dtype=np.float64):
+    """A 2-D finite float array (rows are records). The messages follow scikit-learn's
+    wording (its estimator checks look for it) and name the argument."""
+    if isinstance(X, np.ma.MaskedArray):
+        raise TypeError(f"{name} must not be a masked array")
+    if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
+        raise TypeError(f"{name}: sparse input is not supported; pass a dense array")
+    A = np.asarray(X)
+    if A.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: {name} has dtype {A.dtype}; pass real numbers")
+    if A.dtype.kind not in "biuf":
+        try:
+            A = A.astype(np.float64)
+        except TypeError as exc:  # e.g. "float() argument must be a string or a real number, not 'dict'"
+            raise TypeError(f"{name} must hold numbers: {exc}") from exc
+        except ValueError as exc:
+            raise ValueError(f"{name} must hold numbers: {exc}") from exc
+    if A.ndim != 2:
+        raise ValueError(
+            f"Expected a 2-D array for {name} (n_samples, n_features), got {A.ndim} dimension(s) (shape {A.shape}). "
+            "Reshape your data with X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) if it is a "
+            "single sample."
+        )
+    if A.shape[0] < 1:
+        raise ValueError(f"Found array with 0 sample(s) (shape={A.shape}) while a minimum of 1 is required ({name}).")
+    if A.shape[1] < 1:
+        raise ValueError(f"Found array with 0 feature(s) (shape={A.shape}) while a minimum of 1 is required ({name}).")
+    A = np.ascontiguousarray(A, dtype=dtype)
+    if not np.isfinite(A).all():
+        raise ValueError(f"Input {name} contains NaN or infinity; remove or impute those values")
+    return A

@@ -18,11 +18,11 @@ import warnings
 
 import numpy as np
 
-from ._checks import check_int
+from ._checks import check_array, check_bounds, check_int
 from ._random import as_generator
 from .metrics import assign
 from .privacy.accountant import charge
-from .privacy.mechanisms import Laplace, _check_epsilon, noise_source
+from .privacy.mechanisms import Laplace, check_epsilon, noise_source
 
 __all__ = ["DPLloyd"]
 
@@ -64,14 +64,12 @@ class DPLloyd:
         self.insecure_seed = insecure_seed
 
     def fit(self, X, y=None):
-        from .estimators import _check_array, _check_bounds
-
         k = check_int(self.n_clusters, "n_clusters")
         T = check_int(self.n_iter, "n_iter")
-        eps = _check_epsilon(self.epsilon)
-        X = _check_array(X)
+        eps = check_epsilon(self.epsilon)
+        X = check_array(X)
         n, d = X.shape
-        lo, hi = _check_bounds(self.bounds, d)
+        lo, hi = check_bounds(self.bounds, d)
         outside = int(np.count_nonzero(((X < lo) | (X > hi)).any(axis=1)))
         if outside:
             warnings.warn(f"{outside} of {n} records lie outside bounds and were clipped to the box",
@@ -101,6 +99,4 @@ class DPLloyd:
         return self
 
     def predict(self, X):
-        from .estimators import _check_array
-
-        return assign(_check_array(X), self.cluster_centers_)
+        return assign(check_array(X), self.cluster_centers_)

@@ -10,7 +10,7 @@ from .datasets import make_blobs_gaussian_centers
 from .estimators import CompressiveKMeans
 from .metrics import kmeans_plus_plus, sse
 from .runtime import get_num_threads, simd_level
-from .sketch import SketchAccumulator
+from .accumulate import SketchAccumulator
 
 
 class _Progress:

@@ -14,84 +14,28 @@ import warnings
 import numpy as np
 
 from . import _core
-from ._checks import check_int as _check_int
 from ._base import BaseEstimator, ClusterMixin, DensityMixin, TransformerMixin
+from ._checks import check_array, check_bounds
+from ._checks import check_int as _check_int
 from ._random import as_generator
-from ._threads import blas_single_thread
-from .decoders import DecodingProblem, DiagonalGaussianAtoms, DiracAtoms, MixtureSolution, clompr
+from .accumulate import SketchAccumulator
+from .decoders import DECODERS, DecodingProblem
 from .features import make_feature_map
 from .frequencies import FrequencyLaw, make_law
-from .sketch import Sketch, SketchAccumulator
+from .metrics import gaussian_mixture_log_likelihood, gaussian_mixture_log_prob_components
+from .sketch import Sketch
 
 __all__ = ["BoundsWarning", "CompressiveKMeans", "CompressiveGaussianMixture"]
 
 _LAWS = ("auto", "gaussian", "adapted_radius", "folded_gaussian", "log_uniform")
 #: Share of epsilon spent on the private kernel-scale pilot (k-means, kernel_scale='auto').
 PRIVATE_PILOT_SHARE = 0.05
-#: decoder='coreset': atoms of the over-complete mixture per cluster (issue 14 note: 2 per
-#: cluster left RSE 1.13-1.56 on the real data sets, 4 1.07-1.44, 8 1.01-1.28 at 3-5x the time)
-CORESET_ATOMS_PER_CLUSTER = 4
 _OPERATORS = ("auto", "dense", "r3", "gr2", "fastfood")
 
 
 # ------------------------------------------------------------------------------- validation
 
 
-
-
-def _check_array(X, name="X", dtype=np.float64):
-    """A 2-D finite float array (rows are records). The messages follow scikit-learn's
-    wording (its estimator checks look for it) and name the argument."""
-    if isinstance(X, np.ma.MaskedArray):
-        raise TypeError(f"{name} must not be a masked array")
-    if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
-        raise TypeError(f"{name}: sparse input is not supported; pass a dense array")
-    A = np.asarray(X)
-    if A.dtype.kind == "c":
-        raise ValueError(f"Complex data not supported: {name} has dtype {A.dtype}; pass real numbers")
-    if A.dtype.kind not in "biuf":
-        try:
-            A = A.astype(np.float64)
-        except TypeError as exc:  # e.g. "float() argument must be a string or a real number, not 'dict'"
-            raise TypeError(f"{name} must hold numbers: {exc}") from exc
-        except ValueError as exc:
-            raise ValueError(f"{name} must hold numbers: {exc}") from exc
-    if A.ndim != 2:
-        raise ValueError(
-            f"Expected a 2-D array for {name} (n_samples, n_features), got {A.ndim} dimension(s) (shape {A.shape}). "
-            "Reshape your data with X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) if it is a "
-            "single sample."
-        )
-    if A.shape[0] < 1:
-        raise ValueError(f"Found array with 0 sample(s) (shape={A.shape}) while a minimum of 1 is required ({name}).")
-    if A.shape[1] < 1:
-        raise ValueError(f"Found array with 0 feature(s) (shape={A.shape}) while a minimum of 1 is required ({name}).")
-    A = np.ascontiguousarray(A, dtype=dtype)
-    if not np.isfinite(A).all():
-        raise ValueError(f"Input {name} contains NaN or infinity; remove or impute those values")
-    return A
-
-
-def _check_bounds(bounds, d):
-    """(lower, upper) arrays of shape (d,) from (lower, upper) or a (d, 2) array."""
-    if bounds is None:
-        raise ValueError("bounds are required: (lower, upper) arrays of length d, or a (d, 2) array")
-    if isinstance(bounds, tuple) and len(bounds) == 2:
-        lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (d,)).copy() for b in bounds)
-    else:
-        b = np.asarray(bounds, dtype=np.float64)
-        if b.shape != (d, 2):
-            raise ValueError(f"bounds must be (lower, upper) or a ({d}, 2) array, got shape {b.shape}")
-        lo, hi = b[:, 0].copy(), b[:, 1].copy()
-    if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
-        raise ValueError("bounds must be finite")
-    if (hi < lo).any():
-        raise ValueError("bounds: every upper bound must be >= the lower bound")
-    flat = hi == lo  # a constant coordinate: give the box a small width
-    pad = np.maximum(1e-6, 1e-6 * np.abs(lo))
-    lo[flat] -= pad[flat]
-    hi[flat] += pad[flat]
-    return lo, hi
 
 
 # ------------------------------------------------------------------------------- shared
@@ -175,7 +119,7 @@ class _CompressiveMixture(BaseEstimator):
         sketch and the bounding box (one pass), and the labels (a second pass).
         """
         self._validate_params()
-        X = _check_array(X)
+        X = check_array(X)
         n, d = X.shape
         if n < self._n_atoms():
             raise ValueError(f"n_samples={n} should be >= {self._n_atoms_name}={self._n_atoms()}")
@@ -192,7 +136,7 @@ class _CompressiveMixture(BaseEstimator):
         with timer("sketch"):
             sketch, lo, hi = self._sketch_data(X, fm)
         if self.bounds is not None:  # the decoder's box, given by the user: the data are not clipped
-            lo, hi = _check_bounds(self.bounds, d)
+            lo, hi = check_bounds(self.bounds, d)
             outside = _count_outside(X, lo, hi)
             if outside:
                 warnings.warn(f"{outside} of {n} records lie outside bounds: the sketch holds them as they are, "
@@ -208,26 +152,24 @@ class _CompressiveMixture(BaseEstimator):
         """fit with (epsilon, delta)-DP: see the class docstring ("Differential privacy")."""
         from .privacy import PrivacyLeakWarning, nsr
         from .privacy.accountant import charge
-        from .privacy.mechanisms import _check_delta, _check_epsilon, noise_source
-        from .privacy.private_sketch import noisy_count, release_sum
-        from .privacy.sensitivity import NEIGHBOURING, sum_sensitivity
+        from .privacy.mechanisms import noise_source
+        from .privacy.release import plan_release, release
 
-        eps = _check_epsilon(self.epsilon)
-        delta = _check_delta(self.delta, positive=False)
-        if self.neighbouring not in NEIGHBOURING:
-            raise ValueError(f"neighbouring must be one of {NEIGHBOURING}, got {self.neighbouring!r}")
-        mechanism = "laplace" if delta == 0 else "gaussian"
         n, d = X.shape
         k = self._n_atoms()
+        # the whole budget's plan (validates epsilon, delta and neighbouring) before anything
+        plan = plan_release(self._sketch_size(d), self.epsilon, self.delta, neighbouring=self.neighbouring,
+                            nsr_max=nsr.nsr_max(self._sketch_size(d), k, d))
+        eps, delta = plan.epsilon, plan.delta
         if self.bounds is None:
             warnings.warn(
                 "bounds were not given: the box of the centers is computed from the data, which is not "
                 "differentially private. Pass bounds=(lower, upper) from public knowledge.",
                 PrivacyLeakWarning, stacklevel=3)
             lo, hi = _bounds(X)
-            lo, hi = _check_bounds((lo, hi), d)
+            lo, hi = check_bounds((lo, hi), d)
         else:
-            lo, hi = _check_bounds(self.bounds, d)
+            lo, hi = check_bounds(self.bounds, d)
             outside = _count_outside(X, lo, hi)
             if outside:
                 warnings.warn(f"{outside} of {n} records lie outside bounds and were clipped to the box "
@@ -256,32 +198,23 @@ class _CompressiveMixture(BaseEstimator):
                     PrivacyLeakWarning, stacklevel=3)
             sigma = self._scale(X, rng)
         timer.stop()
-        eps_all, eps = eps, eps - pilot_eps
-        # 1. the count (add/remove) with its share of epsilon, the split optimized at the
-        #    public size from which this sketch size is useful (notes seed000 sec. 5)
-        m_default = self._sketch_size(d)
-        if self.neighbouring == "add_remove":
-            n_ref = nsr.n0(m_default, eps, nsr.nsr_max(m_default, k, d))
-            gamma = nsr.budget_split(m_default, eps, n_ref, delta=delta, mechanism=mechanism)
-            eps_count = (1.0 - gamma) * eps
-            count = noisy_count(n, eps_count, source)
-            n_low = max(count - math.log(20.0) / eps_count, 1.0)  # 95% lower confidence bound on n
-        else:
-            gamma, eps_count, count, n_low = 1.0, 0.0, n, float(n)
-        eps_sum = eps - eps_count
-        # 2. the sketch size: the rule 2kd <= m <= n^2 eps^2 / (10^3 kd), capped at the default
+        # the rest of the budget: the split optimized at the public size from which the
+        # default sketch size is useful (notes seed000 sec. 5); the count first, its 95%
+        # lower confidence bound then sets the sketch size by the rule
+        # 2kd <= m <= n^2 eps^2 / (10^3 kd), capped at the default
+        if pilot_eps:
+            plan = plan_release(self._sketch_size(d), eps - pilot_eps, delta, neighbouring=self.neighbouring,
+                                nsr_max=nsr.nsr_max(self._sketch_size(d), k, d))
+        count = plan.release_count(n, source)
+        n_low = max(count - math.log(20.0) / plan.epsilon_count, 1.0) if plan.epsilon_count > 0 else float(n)
         m = self.sketch_size if self.sketch_size is not None else nsr.choose_sketch_size(
-            k, d, n_low, eps_sum, delta=delta, factor=self._sketch_factor)
+            k, d, n_low, plan.epsilon_sum, delta=delta, factor=self._sketch_factor)
         fm = make_feature_map(d, m, "complex", operator=self.operator, law=self._law(sigma), random_state=rng,
                               dtype=np.dtype(self.dtype))
         with timer("sketch"):
             acc = SketchAccumulator(fm, batch_size=self.batch_size)
             acc.update(X)
-            sens = sum_sensitivity(fm, 1 if mechanism == "laplace" else 2, self.neighbouring)
-            private = release_sum(acc.sketch(), count, epsilon=eps_all, delta=delta, neighbouring=self.neighbouring,
-                                  mechanism=mechanism, epsilon_sum=eps_sum, epsilon_count=eps_count,
-                                  sensitivity=sens, features_per_record=None, source=source)
-        private.privacy["epsilon_pilot"] = pilot_eps
+            private = release(acc.sketch(), plan, source, count=count, epsilon=eps, epsilon_pilot=pilot_eps)
         self.kernel_scale_ = sigma
         with timer("decode"):
             self._decode(private, (lo, hi), rng)
@@ -316,7 +249,7 @@ class _CompressiveMixture(BaseEstimator):
         self.kernel_scale_ = getattr(law, "sigma", None)
         timer = _Timer()
         with timer("decode"):
-            self._decode(sketch, _check_bounds(bounds, sketch.feature_map.d), rng)
+            self._decode(sketch, check_bounds(bounds, sketch.feature_map.d), rng)
         self.timings_ = timer.seconds
         return self
 
@@ -328,7 +261,7 @@ class _CompressiveMixture(BaseEstimator):
             raise ValueError("partial_fit does not release private sketches (each call would spend the budget "
                              "again): accumulate with pysketch.SketchAccumulator, release once with "
                              "pysketch.privacy.make_private, then call fit_sketch")
-        X = _check_array(X)
+        X = check_array(X)
         if not hasattr(self, "_accumulator"):
             rng = as_generator(self.random_state)
             sigma = self._scale(X, rng)
@@ -344,7 +277,7 @@ class _CompressiveMixture(BaseEstimator):
         self._accumulator.update(X)
         sketch = self._accumulator.sketch()
         if sketch.count >= self._n_atoms():
-            self._decode(sketch, _check_bounds((self._lo, self._hi), X.shape[1]), self._rng)
+            self._decode(sketch, check_bounds((self._lo, self._hi), X.shape[1]), self._rng)
         return self
 
     def _scale_is_spread(self):
@@ -353,15 +286,11 @@ class _CompressiveMixture(BaseEstimator):
 
     def _decode(self, sketch, bounds, rng):
         fm = sketch.feature_map
-        lo, hi = _check_bounds(bounds, fm.d)
-        problem = DecodingProblem(fm, sketch.mean())
-        decoder = getattr(self, "decoder", "clompr")
-        if decoder != "clompr":  # CompressiveKMeans's other decoders: _decode_clamp, _decode_coreset
-            sol = getattr(self, "_decode_" + decoder)(problem, sketch, lo, hi, rng)
-        else:
-            family = self._family(problem, lo, hi)
-            with blas_single_thread():
-                sol = clompr(family, self._n_atoms(), n_init=self.n_init, random_state=rng)
+        lo, hi = check_bounds(bounds, fm.d)
+        problem = DecodingProblem.from_sketch(sketch)
+        decoder = DECODERS.get(self._decoder_name())()
+        sol = decoder.decode(problem, self._n_atoms(), lo, hi, atoms=self._atoms, n_init=self.n_init,
+                             random_state=rng)
         self.sketch_ = sketch
         self.sketch_size_ = fm.m
         self.bounds_ = (lo, hi)
@@ -370,13 +299,16 @@ class _CompressiveMixture(BaseEstimator):
         self.n_iter_ = sol.n_iter
         self._set_solution(sol)
 
+    def _decoder_name(self):
+        return "clompr"
+
     def _check_fitted(self):
         if not hasattr(self, "weights_"):
             raise _not_fitted(self)
 
     def _check_X(self, X):
         self._check_fitted()
-        X = _check_array(X)
+        X = check_array(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                              f"{self.n_features_in_} features as input")
@@ -491,11 +423,11 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
         'auto' (default): 'gaussian' for CL-OMPR and CL-AMP (measured better than adapted
         radius for k-means here; see the project notes), 'log_uniform' (multi-scale,
         pysketch.LogUniformLaw over the spread) for the coreset decoder.
-    decoder : {'clompr', 'clamp', 'coreset'}, default 'clompr'
-        CL-OMPR (greedy with replacement; Theta(k^3)), CL-AMP (SHyGAMP message passing,
-        pysketch.decoders.clamp; Theta(k^2) per iteration, works from sketches of 2kd), or
-        'coreset' (pysketch.decoders.coreset: an over-complete mixture of
-        CORESET_ATOMS_PER_CLUSTER * k isotropic Gaussians fitted to the sketch, then k-means
+    decoder : {'clompr', 'cl_amp', 'coreset'} or another registered decoder, default 'clompr'
+        CL-OMPR (greedy with replacement; Theta(k^3)), CL-AMP ('cl_amp', also accepted as
+        'clamp'; SHyGAMP message passing, pysketch.decoders.cl_amp; Theta(k^2) per
+        iteration, works from sketches of 2kd), or 'coreset' (pysketch.decoders.coreset: an
+        over-complete mixture of ATOMS_PER_CLUSTER * k isotropic Gaussians fitted to the sketch, then k-means
         of that mixture; clean fits only). CL-OMPR matches blobs best; on real data
         (clusters of unequal size and spread, heavy tails, continua such as image patches)
         'coreset' is far more robust (median RSE 1.06-1.41 on six real data sets where
@@ -573,6 +505,7 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     """
 
     _task = "kmeans"
+    _atoms = "dirac"
     _n_atoms_name = "n_clusters"
 
     def __init__(self, n_clusters=8, *, sketch_size=None, kernel_scale="auto", operator="auto",
@@ -601,11 +534,13 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
 
     def _validate_params(self):
         super()._validate_params()
-        if self.decoder not in ("clompr", "clamp", "coreset"):
-            raise ValueError(f"decoder must be 'clompr', 'clamp' or 'coreset', got {self.decoder!r}")
-        if self.decoder == "coreset" and self.epsilon is not None:  # refused before anything is charged
-            raise ValueError("decoder='coreset' does not decode private sketches (measured unreliable: it fits "
-                             "the noise); use decoder='clompr' or 'clamp' with epsilon")
+        if not isinstance(self.decoder, str) or self.decoder not in DECODERS:
+            raise ValueError(f"decoder must be one of {DECODERS.names()}, got {self.decoder!r}")
+        # refused before anything is charged
+        DECODERS.get(self.decoder).check(atoms=self._atoms, private=self.epsilon is not None)
+
+    def _decoder_name(self):
+        return self.decoder
 
     def _default_law(self):
         return "log_uniform" if self.decoder == "coreset" else "gaussian"
@@ -616,42 +551,11 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     def _scale_from_spread(self, spread, k, d):
         return spread if self.decoder == "coreset" else super()._scale_from_spread(spread, k, d)
 
-    def _decode_coreset(self, problem, sketch, lo, hi, rng):
-        from .decoders.coreset import coreset, mixture_kmeans
-
-        if getattr(sketch, "privacy", None) is not None:
-            # measured (issue 14 note): the greedy mixture fits the noise with atoms in empty
-            # parts of the box, RSE 1.06-2449 at epsilon = 1 on the real data sets
-            raise ValueError("decoder='coreset' does not decode private sketches (measured unreliable: it fits "
-                             "the noise); use decoder='clompr' or 'clamp' with epsilon")
-        d = problem.d
-        with blas_single_thread():
-            mix = coreset(problem, CORESET_ATOMS_PER_CLUSTER * self.n_clusters, lo, hi, random_state=rng)
-        centers, weights = mixture_kmeans(mix.theta[:, :d], mix.theta[:, d], mix.weights, self.n_clusters,
-                                          n_init=max(self.n_init, 1), random_state=rng)
-        self.mixture_ = mix
-        return MixtureSolution(theta=centers, weights=weights, residual=mix.residual, restart=0, n_iter=mix.n_iter)
-
-    def _decode_clamp(self, problem, sketch, lo, hi, rng):
-        from .decoders.clamp import clamp
-
-        n = max(int(sketch.count), 1)
-        noise_var = 1.0 / (2.0 * n)  # the finite-sample floor (CL-AMP's default)
-        privacy = getattr(sketch, "privacy", None)
-        if privacy is not None:  # add the mechanism's variance per real component of the mean
-            scale = privacy["noise_scale_sum"]
-            per_entry = 2.0 * scale * scale if privacy["mechanism"] == "laplace" else scale * scale
-            noise_var += per_entry / (n * n)
-        with blas_single_thread():
-            return clamp(problem, n_clusters=self.n_clusters, bounds=(lo, hi), n_samples=n, noise_var=noise_var,
-                         n_init=max(self.n_init, 1), random_state=rng)
-
-    def _family(self, problem, lo, hi):
-        return DiracAtoms(problem, lo, hi)
-
     def _set_solution(self, sol):
         self.cluster_centers_ = sol.theta.copy()
         self.weights_ = sol.weights.copy()
+        if getattr(sol, "mixture", None) is not None:  # decoder='coreset': the over-complete mixture
+            self.mixture_ = sol.mixture
 
     def _after_fit(self, X):
         d2 = _sq_distances(X, self.cluster_centers_)
@@ -709,6 +613,7 @@ class CompressiveGaussianMixture(DensityMixin, _CompressiveMixture):
     """
 
     _task = "gmm"
+    _atoms = "diagonal_gaussian"
     _n_atoms_name = "n_components"
 
     def __init__(self, n_components=1, *, sketch_size=None, kernel_scale="auto", operator="auto",
@@ -737,9 +642,6 @@ class CompressiveGaussianMixture(DensityMixin, _CompressiveMixture):
     def _default_law(self):
         return "adapted_radius"
 
-    def _family(self, problem, lo, hi):
-        return DiagonalGaussianAtoms(problem, lo, hi)
-
     def _set_solution(self, sol):
         d = sol.theta.shape[1] // 2
         self.means_ = sol.theta[:, :d].copy()
@@ -749,23 +651,10 @@ class CompressiveGaussianMixture(DensityMixin, _CompressiveMixture):
     def _after_fit(self, X):
         pass
 
-    def _log_prob_components(self, X):
-        """log(weight_k) + log N(x; mean_k, diag(cov_k)), (n, k)."""
-        var = self.covariances_
-        d = X.shape[1]
-        out = np.empty((X.shape[0], var.shape[0]))
-        const = -0.5 * (d * np.log(2 * np.pi) + np.log(var).sum(axis=1)) + np.log(np.maximum(self.weights_, 1e-300))
-        for j in range(var.shape[0]):
-            diff = X - self.means_[j]
-            out[:, j] = const[j] - 0.5 * np.einsum("nd,nd->n", diff, diff / var[j])
-        return out
-
     def score_samples(self, X):
         """Log-likelihood of every record under the mixture."""
         X = self._check_X(X)
-        lp = self._log_prob_components(X)
-        mx = lp.max(axis=1, keepdims=True)
-        return (mx + np.log(np.exp(lp - mx).sum(axis=1, keepdims=True)))[:, 0]
+        return gaussian_mixture_log_likelihood(X, self.weights_, self.means_, self.covariances_, average=False)
 
     def score(self, X, y=None):
         """Mean log-likelihood per record."""
@@ -774,7 +663,7 @@ class CompressiveGaussianMixture(DensityMixin, _CompressiveMixture):
     def predict_proba(self, X):
         """Posterior probability of every component for every record."""
         X = self._check_X(X)
-        lp = self._log_prob_components(X)
+        lp = gaussian_mixture_log_prob_components(X, self.weights_, self.means_, self.covariances_)
         lp -= lp.max(axis=1, keepdims=True)
         p = np.exp(lp)
         return p / p.sum(axis=1, keepdims=True)

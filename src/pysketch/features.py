@@ -27,69 +27,91 @@ the data into batches. They are not returned or stored; the sketch records the s
 m (`Sketch.subsampling`) for the sensitivities.
 """
 
-import hashlib
-import json
 import math
 import numbers
 
 import numpy as np
 
 from . import _core
+from ._checks import check_relation
 from ._random import as_generator
+from ._state import FEATURE_MAPS, Stateful
+from .accumulate import SketchAccumulator
 from .frequencies import FrequencyLaw, GaussianLaw
-from .operators import _KIND_CODES, FrequencyOperator, StructuredOperator, make_operator
+from .operators import FrequencyOperator, make_operator
 
-__all__ = ["FeatureMap", "make_feature_map", "FEATURE_KINDS", "SUBSAMPLING_SCHEMES"]
+__all__ = ["FeatureMap", "FourierMap", "ComplexFourierMap", "RealFourierMap", "QuantizedFourierMap", "QuadraticMap",
+           "make_feature_map", "FEATURE_KINDS", "SUBSAMPLING_SCHEMES", "quadratic_spectral_bound",
+           "quadratic_s4_bound"]
 
-FEATURE_KINDS = ("complex", "real", "quantized", "quadratic")
 #: Mask schemes of the subsampled sketch: r distinct frequencies per record uniformly,
 #: independent Bernoulli(r / m) trials per frequency, or r / d_p whole blocks of a structured
 #: operator.
 SUBSAMPLING_SCHEMES = ("uniform", "bernoulli", "blocks")
 _SCHEME_CODES = {"uniform": 0, "bernoulli": 1, "blocks": 2}
-_SKETCH_CODES = {"complex": 0, "real": 0, "quantized": 1, "quadratic": 2}
-
-#: Dense operators with at most this many rows (the dimension d) sketch through fused
-#: tiles in C++ (pysketch/dense.hpp: the phases of 16 records x a strip of columns at a
-#: time, straight into the nonlinearity); above it through BLAS products of blocks of
-#: records, then the nonlinearity. Measured on one thread (float32 complex features, CPU
-#: time per feature, best of 3; AVX-512, Zen 4): fused / BLAS 0.59 / 0.68 ns at d = 10,
-#: 0.96 / 1.09 at d = 32, 1.53 / 2.24 at d = 64, 2.66 / 3.34 at d = 128, 5.19 / 5.96 at
-#: d = 256. Both give the same sums to the last bit here (OpenBLAS also chains one fma
-#: per term), but that is not promised: only each path is deterministic.
-_FUSED_DENSE_MAX_D = 256
 #: First harmonic of the quantized map: t -> rho(t) + i rho(t - pi/2) with rho =
 #: 2^-1/2 sign(cos) has Fourier coefficient 2 sqrt(2) / pi at e^{it} (notes seed003 1.4).
 QUANTIZED_FIRST_HARMONIC = 2.0 * math.sqrt(2.0) / math.pi
+_EPS = 2.0 ** -52
 
 
-class FeatureMap:
-    """Phi(x) = f(Omega^T x + u).
+class FeatureMap(Stateful):
+    """Phi(x) = f(Omega^T x + u): the base of the feature-map family.
+
+    ``FeatureMap(operator, kind, dither=None, random_state=None)`` makes the map of the
+    registered `kind` ('complex', 'real', 'quantized', 'quadratic', or any map
+    registered later); each kind is a subclass that owns its layout, its nonlinearity,
+    its sensitivities and how a decoder reads its mean sketch.
 
     Parameters
     ----------
     operator : FrequencyOperator
         Omega (d x m).
-    kind : {'complex', 'real', 'quantized', 'quadratic'}
+    kind : str
+        The registered name of the map (FEATURE_KINDS lists them).
     dither : None, 'random' or array of shape (m,)
         The phases u, in [0, 2 pi). 'random' draws them uniformly from `random_state`
         (required for 'quantized', where None means 'random'); not allowed for
         'quadratic'.
     random_state : None, int or numpy Generator
         Used only to draw the dither.
+
+    The contract of a map (what sketches, the privacy layer and decoders use; a new map
+    subclasses this one, sets ``kind`` and registers it with ``FEATURE_MAPS.register``):
+
+    - ``sum_layout()``: the named sums of its sketch, name -> (shape, dtype);
+    - ``new_accumulators()``, ``accumulate(X, accumulators, subsample)``,
+      ``sums(accumulators)``: streaming sums of the features of rows of X;
+    - ``features(T)``: the features of the phases T = Omega^T x (for ``transform``);
+    - ``sensitivity(norm, neighbouring, features_per_record, data_norm)``: of the sum;
+    - ``demodulate(mean)``: the mean sketch as the decoders' target (mixture decoders);
+    - ``get_state()`` / ``_from_state``: saving, fingerprints and pickling.
     """
 
-    def __init__(self, operator, kind="complex", dither=None, random_state=None):
+    kind = None
+    _registry = FEATURE_MAPS
+    #: None: no dither unless given; "random": drawn unless given.
+    default_dither = None
+    takes_dither = True
+    is_complex = False
+
+    def __new__(cls, operator=None, kind=None, *args, **kwargs):
+        if cls is FeatureMap:  # the factory form: the registered class of `kind`
+            if kind not in FEATURE_MAPS:
+                raise ValueError(f"kind must be one of {FEATURE_MAPS.names()}, got {kind!r}")
+            cls = FEATURE_MAPS.get(kind)
+        return object.__new__(cls)
+
+    def __init__(self, operator, kind=None, dither=None, random_state=None):
         if not isinstance(operator, FrequencyOperator):
             raise TypeError(f"operator must be a FrequencyOperator, got {type(operator).__name__}")
-        if kind not in FEATURE_KINDS:
-            raise ValueError(f"kind must be one of {FEATURE_KINDS}, got {kind!r}")
+        if kind is not None and kind != self.kind:
+            raise ValueError(f"kind must be None or {self.kind!r} for a {type(self).__name__}, got {kind!r}")
         self.operator = operator
-        self.kind = kind
-        if kind == "quantized" and dither is None:
-            dither = "random"
-        if kind == "quadratic" and dither is not None:
-            raise ValueError("quadratic features take no dither (dither must be None)")
+        if dither is None:
+            dither = self.default_dither
+        if not self.takes_dither and dither is not None:
+            raise ValueError(f"{self.kind} features take no dither (dither must be None)")
         if isinstance(dither, str):
             if dither != "random":
                 raise ValueError(f"dither must be None, 'random' or an array, got {dither!r}")
@@ -102,8 +124,8 @@ class FeatureMap:
                 raise ValueError("dither must be finite")
             dither = u
         self.dither = dither
-        self._dither_c = None if dither is None else np.ascontiguousarray(dither, dtype=operator.dtype)
-        self._omega_pair = None  # (Omega, Omega^T) C-contiguous, made on first subsampled sketch
+        # the dither in the operator's dtype, as the kernels read it
+        self.kernel_dither = None if dither is None else np.ascontiguousarray(dither, dtype=operator.dtype)
 
     # ------------------------------------------------------------------ sizes
 
@@ -119,57 +141,41 @@ class FeatureMap:
 
     @property
     def output_dim(self):
-        """Length of Phi(x): m (complex, quantized, quadratic) or 2m (real)."""
-        return 2 * self.m if self.kind == "real" else self.m
-
-    @property
-    def is_complex(self):
-        return self.kind in ("complex", "quantized")
+        """Length of Phi(x)."""
+        return self.m
 
     @property
     def sum_dtype(self):
         """dtype of the sum of features: complex128 or float64."""
         return np.dtype(np.complex128) if self.is_complex else np.dtype(np.float64)
 
+    def sum_layout(self):
+        """The named sums of a sketch of this map: {name: (shape, dtype)}."""
+        return {"sum": ((self.output_dim,), self.sum_dtype)}
+
     # ------------------------------------------------------------------ features
 
     def transform(self, X):
-        """The features of every row of X: (n, m) complex (complex, quantized), (n, 2m)
-        real ([cos; sin]) or (n, m) real (quadratic); one record of shape (d,) gives a 1-D
-        result. Complex output is complex64 for a float32 operator, complex128 for float64."""
+        """The features of every row of X: (n, output_dim); one record of shape (d,) gives
+        a 1-D result. Complex output is complex64 for a float32 operator, complex128 for
+        float64."""
         single = np.ndim(X) == 1
         T = self.operator.apply(X)
         T = T[None, :] if single else T
-        out = self._phases_to_features(T)
+        out = self.features(T)
         return out[0] if single else out
 
-    def _phases_to_features(self, T):
-        if self.kind == "quadratic":
-            return np.square(T)
-        # The values of the sketch's own kernels: the phases as one row of n * m, so that
-        # the "sum over rows" of the accumulation is each value itself (same bits).
-        n, m = T.shape
-        flat = np.ascontiguousarray(T).reshape(1, n * m)
-        u = None if self._dither_c is None else np.tile(self._dither_c, n)
-        c = np.zeros(n * m)
-        s = np.zeros(n * m)
-        _core.accumulate_features(_SKETCH_CODES[self.kind], flat, u, c, s)
-        c, s = c.reshape(n, m), s.reshape(n, m)
-        if self.kind == "real":
-            return np.concatenate([c, s], axis=1).astype(T.dtype)
-        out = np.empty((n, m), np.complex64 if T.dtype == np.float32 else np.complex128)
-        out.real = c
-        out.imag = s
-        return out
+    def features(self, T):
+        """The features of the phases T = Omega^T x (rows)."""
+        raise NotImplementedError
 
     def sketch(self, X, *, batch_size=None):
         """The sketch of X: the sum of Phi(x) over its rows, and their count.
 
-        X may be a 2-D array, a memmap (read in batches of `batch_size` rows, so memory
-        does not grow with n), or any iterable of 2-D batches.
+        X may be a 2-D array (numpy, memmap, or any array with ``shape`` and row slicing,
+        such as a dask array: read in batches of `batch_size` rows, so memory does not
+        grow with n), or any iterable of 2-D batches.
         """
-        from .sketch import SketchAccumulator
-
         acc = SketchAccumulator(self, batch_size=batch_size)
         acc.update(X)
         return acc.sketch()
@@ -205,16 +211,14 @@ class FeatureMap:
         Sketch
             Its ``subsampling`` records the scheme, r, m, the scale m / r and the block size.
         """
-        from .sketch import SketchAccumulator
-
-        self._subsampling_spec(r, scheme)  # r is required here (None would mean no subsampling)
+        self.subsampling_spec(r, scheme)  # r is required here (None would mean no subsampling)
         acc = SketchAccumulator(
             self, batch_size=batch_size, subsample_r=r, subsample_scheme=scheme, random_state=random_state
         )
         acc.update(X)
         return acc.sketch()
 
-    def _subsampling_spec(self, r, scheme):
+    def subsampling_spec(self, r, scheme):
         """The validated description of a subsampling: a JSON-ready dict (see Sketch)."""
         if not isinstance(scheme, str) or scheme not in SUBSAMPLING_SCHEMES:
             raise ValueError(f"scheme must be one of {SUBSAMPLING_SCHEMES}, got {scheme!r}")
@@ -226,14 +230,13 @@ class FeatureMap:
             raise ValueError(f"r must be an int with 1 <= r <= m = {m}; got {r}")
         block = None
         if scheme == "blocks":
-            op = self.operator
-            if not isinstance(op, StructuredOperator):
+            block = self.operator.block_size
+            if block is None:
                 raise ValueError(
                     "scheme 'blocks' needs a structured operator (r3, gr2 or fastfood), whose blocks of d_p "
-                    f"frequencies are transformed together; this map has a {type(op).__name__}: use "
+                    f"frequencies are transformed together; this map has a {type(self.operator).__name__}: use "
                     "scheme='uniform' or 'bernoulli'"
                 )
-            block = op.d_p
             if m % block:
                 raise ValueError(
                     f"scheme 'blocks' needs m to be a multiple of the block size d_p = {block}; m = {m} is not "
@@ -246,70 +249,53 @@ class FeatureMap:
                 )
         return {"scheme": scheme, "r": r, "m": m, "scale": m / r, "block_size": block}
 
-    # ------------------------------------------------------------------ sums (internal)
+    # ------------------------------------------------------------------ sums
 
-    def _accumulate(self, X, acc0, acc1, subsample=None):
+    def new_accumulators(self):
+        """Zeroed float64 accumulators for `accumulate` (a tuple of arrays)."""
+        raise NotImplementedError
+
+    def accumulate(self, X, accumulators, subsample=None):
         """Add the sums of the features of the rows of X (a validated, C-contiguous array of
-        the operator's dtype) into the float64 accumulators (cos/sin, re/im, or acc0 only).
+        the operator's dtype) into `accumulators` (from `new_accumulators`).
 
         subsample: None, or (spec, key0, key1, first): the subsampled sums of spec (from
-        `_subsampling_spec`) with the masks of the 128-bit key (key0, key1), the rows being
+        `subsampling_spec`) with the masks of the 128-bit key (key0, key1), the rows being
         the records first, first + 1, ... of the stream."""
-        if subsample is not None and subsample[0]["r"] < self.m:
-            self._accumulate_subsampled(X, acc0, acc1, *subsample)
-            return
-        op = self.operator
-        code = _SKETCH_CODES[self.kind]
-        if isinstance(op, StructuredOperator):
-            _core.sketch_structured(op._core, code, X, self._dither_c, acc0, acc1)
-            return
-        if op.d <= _FUSED_DENSE_MAX_D:
-            _core.sketch_dense(op.omega, code, X, self._dither_c, acc0, acc1)
-            return
-        # Larger d: the products through BLAS (numpy's matmul) a block of rows at a time (at
-        # most about 8 MiB of phases), each block straight into the nonlinearity and sums.
-        rows = max(1, (8 << 20) // (op.m * op.dtype.itemsize))
-        P = np.empty((min(rows, X.shape[0]), op.m), op.dtype)
-        for start in range(0, X.shape[0], rows):
-            chunk = X[start : start + rows]
-            Pc = P[: chunk.shape[0]]
-            np.matmul(chunk, op.omega, out=Pc)
-            _core.accumulate_features(code, Pc, self._dither_c, acc0, acc1)
+        raise NotImplementedError
 
-    def _accumulate_subsampled(self, X, acc0, acc1, spec, key0, key1, first):
-        op = self.operator
-        code = _SKETCH_CODES[self.kind]
-        scheme = _SCHEME_CODES[spec["scheme"]]
-        r = spec["r"]
-        if isinstance(op, StructuredOperator):
-            _core.sketch_structured_subsampled(
-                _KIND_CODES[op.kind], op.d, op.m, op.log_dp, op.a, op.b, op.c, op.post, op.perm,
-                code, X, self._dither_c, scheme, r, key0, key1, first, acc0, acc1,
-            )
-            return
-        if self._omega_pair is None:
-            omega = np.ascontiguousarray(op.omega)
-            self._omega_pair = (omega, np.ascontiguousarray(omega.T))
-        omega, omega_t = self._omega_pair
-        _core.sketch_dense_subsampled(
-            omega, omega_t, code, X, self._dither_c, scheme, r, key0, key1, first, acc0, acc1
-        )
+    def sums(self, accumulators):
+        """The named sums (see `sum_layout`) of the accumulated features."""
+        raise NotImplementedError
 
-    def _sum_from_accumulators(self, acc0, acc1):
-        if self.kind == "quadratic":
-            return acc0.copy()
-        if self.kind == "real":
-            return np.concatenate([acc0, acc1])
-        out = np.empty(self.m, np.complex128)  # (the quantized kernel includes the 2^-1/2)
-        out.real = acc0
-        out.imag = acc1
-        return out
+    # ------------------------------------------------------------------ privacy, decoding
+
+    def sensitivity(self, norm, neighbouring="add_remove", *, features_per_record=None, data_norm=None):
+        """The L1 (norm=1) or L2 (norm=2) sensitivity of the sum of features under the
+        neighbouring relation ('add_remove' or 'replace'), with each record contributing
+        `features_per_record` of the m features (rescaled by m / r; None: all), for records
+        with ||x||_2 <= data_norm where the map needs it (see pysketch.privacy.sensitivity)."""
+        if norm not in (1, 2):
+            raise ValueError(f"norm must be 1 or 2, got {norm!r}")
+        check_relation(neighbouring)
+        r = self.m if features_per_record is None else features_per_record
+        if isinstance(r, (bool, np.bool_)) or not isinstance(r, numbers.Integral) or not 1 <= r <= self.m:
+            raise ValueError(f"features_per_record must be an int in [1, m={self.m}], got {features_per_record!r}")
+        return self._sensitivity(norm, neighbouring, int(r), data_norm)
+
+    def _sensitivity(self, norm, neighbouring, r, data_norm):
+        raise NotImplementedError(f"{type(self).__name__} states no sensitivity")
+
+    def demodulate(self, mean):
+        """The mean sketch as the target of the mixture decoders: a complex (m,) vector z
+        such that the sketch of a Dirac at c is exp(i Omega^T c)."""
+        raise ValueError(f"mixture decoders need Fourier features ('complex', 'real' or 'quantized'), not {self.kind}")
 
     # ------------------------------------------------------------------ state
 
     def get_state(self):
         """(metadata, arrays) describing the map completely (the operator's every random
-        array and the dither), for saving and for `fingerprint`."""
+        array and the dither), for saving, `fingerprint` and pickling."""
         op_meta, op_arrays = self.operator.get_state()
         meta = {"kind": self.kind, "operator": op_meta}
         arrays = {f"operator_{k}": v for k, v in op_arrays.items()}
@@ -317,36 +303,208 @@ class FeatureMap:
             arrays["dither"] = self.dither
         return meta, arrays
 
+    @staticmethod
+    def from_state(meta, arrays):
+        """The map of a state (`get_state`): the class registered for meta['kind']."""
+        return FEATURE_MAPS.from_state(meta, arrays)
+
     @classmethod
-    def from_state(cls, meta, arrays):
+    def _from_state(cls, meta, arrays):
         op_arrays = {k[len("operator_"):]: v for k, v in arrays.items() if k.startswith("operator_")}
         operator = FrequencyOperator.from_state(meta["operator"], op_arrays)
         dither = arrays.get("dither")
-        return cls(operator, kind=meta["kind"], dither=None if dither is None else np.asarray(dither))
-
-    def fingerprint(self):
-        """SHA-256 of the complete description: equal fingerprints mean the same map."""
-        meta, arrays = self.get_state()
-        h = hashlib.sha256(json.dumps(meta, sort_keys=True).encode())
-        for name in sorted(arrays):
-            a = np.ascontiguousarray(arrays[name])
-            h.update(name.encode())
-            h.update(a.dtype.str.encode())
-            h.update(repr(a.shape).encode())
-            h.update(a.tobytes())
-        return h.hexdigest()
-
-    def __eq__(self, other):
-        if not isinstance(other, FeatureMap):
-            return NotImplemented
-        return self.fingerprint() == other.fingerprint()
-
-    def __hash__(self):
-        return hash(self.fingerprint())
+        return cls(operator, dither=None if dither is None else np.asarray(dither))
 
     def __repr__(self):
         dither = "" if self.dither is None else ", dithered"
         return f"FeatureMap(kind={self.kind!r}, operator={self.operator!r}{dither})"
+
+
+FEATURE_MAPS.base = FeatureMap
+
+
+class _KernelMap(FeatureMap):
+    """A map whose nonlinearity is one of the C++ core's (``kernel``: its code for
+    pysketch._core), fused with the operator's product in the sketching engines; the
+    float64 accumulators are (cos, sin) sums or a single one (``two_sums``)."""
+
+    kernel = None
+    two_sums = True
+
+    def features(self, T):
+        # The values of the sketch's own kernels: the phases as one row of n * m, so that
+        # the "sum over rows" of the accumulation is each value itself (same bits).
+        n, m = T.shape
+        flat = np.ascontiguousarray(T).reshape(1, n * m)
+        u = None if self.kernel_dither is None else np.tile(self.kernel_dither, n)
+        c = np.zeros(n * m)
+        s = np.zeros(n * m) if self.two_sums else None
+        _core.accumulate_features(self.kernel, flat, u, c, s)
+        return self._values(c.reshape(n, m), None if s is None else s.reshape(n, m), T.dtype)
+
+    def _values(self, c, s, dtype):
+        raise NotImplementedError
+
+    def new_accumulators(self):
+        return (np.zeros(self.m), np.zeros(self.m) if self.two_sums else None)
+
+    def accumulate(self, X, accumulators, subsample=None):
+        acc0, acc1 = accumulators
+        if subsample is not None and subsample[0]["r"] < self.m:
+            spec, key0, key1, first = subsample
+            self.operator.accumulate_subsampled(self.kernel, X, self.kernel_dither, _SCHEME_CODES[spec["scheme"]],
+                                                spec["r"], key0, key1, first, acc0, acc1)
+        else:
+            self.operator.accumulate(self.kernel, X, self.kernel_dither, acc0, acc1)
+
+
+class FourierMap(_KernelMap):
+    """Random Fourier features (complex exponentials and their real and one-bit forms):
+    |Phi_j(x)| <= 1 whatever x, so the sensitivities hold for any data ([P] Table 2)."""
+
+    kernel = 0  # cis: (cos, sin) of the phases plus the dither
+    is_complex = True
+    #: the mean sketch of a Dirac at c is harmonic * exp(i (Omega^T c + u))
+    harmonic = 1.0
+
+    def _values(self, c, s, dtype):
+        out = np.empty(c.shape, np.complex64 if dtype == np.float32 else np.complex128)
+        out.real = c
+        out.imag = s
+        return out
+
+    def sums(self, accumulators):
+        acc0, acc1 = accumulators
+        out = np.empty(self.m, np.complex128)
+        out.real = acc0
+        out.imag = acc1
+        return {"sum": out}
+
+    def _sensitivity(self, norm, neighbouring, r, data_norm):
+        # [P] Lemma 7 (L1, sqrt(2) m whatever r), Lemma 11 / 18 (L2, m / sqrt(r)); Lemmas 12
+        # and 17: 'replace' doubles both
+        factor = 2.0 if neighbouring == "replace" else 1.0
+        if norm == 1:
+            return factor * math.sqrt(2.0) * self.m
+        return factor * self.m / math.sqrt(r)
+
+    def _complex_mean(self, mean):
+        z = np.asarray(mean)
+        if z.shape != (self.m,):
+            raise ValueError(f"the sketch mean must have shape ({self.m},), got {z.shape}")
+        return z
+
+    def demodulate(self, mean):
+        z = self._complex_mean(mean).astype(np.complex128)
+        if self.dither is not None:
+            z = z * np.exp(-1j * self.dither)
+        if self.harmonic != 1.0:
+            z = z / self.harmonic
+        if not np.isfinite(z).all():
+            raise ValueError("the sketch mean must be finite")
+        return z
+
+
+@FEATURE_MAPS.register("complex")
+class ComplexFourierMap(FourierMap):
+    """exp(i (omega_j^T x + u_j)), complex, |Phi_j| = 1 (Chatalic's thesis Def. 2.5)."""
+
+    kind = "complex"
+
+
+@FEATURE_MAPS.register("real")
+class RealFourierMap(FourierMap):
+    """[cos(Omega^T x + u); sin(Omega^T x + u)]: the complex map as 2m reals (the canonical
+    isomorphism C^m ~ R^2m, so every sensitivity of the complex map carries over)."""
+
+    kind = "real"
+    is_complex = False
+
+    @property
+    def output_dim(self):
+        return 2 * self.m
+
+    def _values(self, c, s, dtype):
+        return np.concatenate([c, s], axis=1).astype(dtype)
+
+    def sums(self, accumulators):
+        return {"sum": np.concatenate(accumulators)}
+
+    def _complex_mean(self, mean):
+        z = np.asarray(mean)
+        if z.shape != (2 * self.m,):
+            raise ValueError(f"the mean of a real feature map has shape ({2 * self.m},), got {z.shape}")
+        return z[: self.m] + 1j * z[self.m :]
+
+
+@FEATURE_MAPS.register("quantized")
+class QuantizedFourierMap(FourierMap):
+    """2^-1/2 (sign cos(t) + i sign sin(t)), t = Omega^T x + u: the one-bit features of
+    Schellekens & Jacques (2018), which need the uniform dither u on [0, 2 pi)
+    (quantization without dither is biased; the dither is stored with the map). Their
+    first harmonic is (2 sqrt 2 / pi) exp(i t) (notes seed003 sec. 1.4), which decoders
+    divide out."""
+
+    kind = "quantized"
+    kernel = 1  # the C++ kernel includes the 2^-1/2
+    default_dither = "random"
+    harmonic = QUANTIZED_FIRST_HARMONIC
+
+
+@FEATURE_MAPS.register("quadratic")
+class QuadraticMap(_KernelMap):
+    """(omega_j^T x)^2, real (compressive PCA; no dither). Its sensitivity needs a public
+    bound R on ||x||_2 (``data_norm``): [P] Lemma 9 (L1 = R^2 ||Omega||_2^2) and Lemma 13
+    (L2 = R^2 S4(Omega), bounded by Riesz-Thorin); with subsampling times m / r."""
+
+    kind = "quadratic"
+    kernel = 2
+    takes_dither = False
+    two_sums = False
+
+    def features(self, T):
+        return np.square(T)
+
+    def sums(self, accumulators):
+        return {"sum": accumulators[0].copy()}
+
+    def _sensitivity(self, norm, neighbouring, r, data_norm):
+        if data_norm is None:
+            raise ValueError("quadratic features need data_norm: a public bound R on ||x||_2 of every record")
+        if isinstance(data_norm, (bool, np.bool_)) or not isinstance(data_norm, numbers.Real) or not (
+                math.isfinite(data_norm) and data_norm > 0):
+            raise ValueError(f"data_norm must be a positive finite number, got {data_norm!r}")
+        W = self.operator.to_dense()
+        base = quadratic_spectral_bound(W) if norm == 1 else quadratic_s4_bound(W)
+        # Phi >= 0 and Phi(0) = 0 with 0 in the ball: replace is no worse than add/remove ([P] Table 1)
+        return float(data_norm) ** 2 * (self.m / r) * base
+
+
+def quadratic_spectral_bound(omega):
+    """A certified upper bound on ||Omega||_2^2 = lambda_max(Omega Omega^T) (d x m
+    Omega): the largest eigenvalue of the float64 Gram matrix plus bounds on the error of
+    forming it (m u ||Omega||_F^2 entrywise, d times that in the spectral norm) and of
+    the eigensolver (backward stable: a few d u ||G||_F)."""
+    W = np.asarray(omega, dtype=np.float64)
+    d, m = W.shape
+    G = W @ W.T
+    fro2 = float(np.sum(W * W))
+    lam = float(np.linalg.eigvalsh(G)[-1])
+    gram_err = (m + 2) * _EPS * fro2 * d
+    eig_err = 64 * d * _EPS * float(np.linalg.norm(G))
+    return lam + gram_err + eig_err
+
+
+def quadratic_s4_bound(omega):
+    """An upper bound on S4(Omega) = (sup_{|x|<=1} sum_j (omega_j^T x)^4)^(1/2) by
+    Riesz-Thorin (thesis eq. (8.9)): S4^2 <= ||Omega||_2^2 max_j ||omega_j||_2^2."""
+    W = np.asarray(omega, dtype=np.float64)
+    col = float(np.max(np.sum(W * W, axis=0))) * (1 + 4 * W.shape[0] * _EPS)
+    return math.sqrt(quadratic_spectral_bound(W) * col)
+
+
+#: The registered kinds at import (maps registered later are accepted as well).
+FEATURE_KINDS = FEATURE_MAPS.names()
 
 
 def make_feature_map(
@@ -378,11 +536,12 @@ def make_feature_map(
         See FeatureMap and make_operator. One generator draws the operator, then the
         dither.
     """
-    if kind not in FEATURE_KINDS:
-        raise ValueError(f"kind must be one of {FEATURE_KINDS}, got {kind!r}")
+    if kind not in FEATURE_MAPS:
+        raise ValueError(f"kind must be one of {FEATURE_MAPS.names()}, got {kind!r}")
     if law is None:
-        if kind == "quadratic":
-            raise ValueError("quadratic features need an explicit law (QuadraticGaussianLaw or OrthonormalBasesLaw)")
+        if not issubclass(FEATURE_MAPS.get(kind), FourierMap):
+            raise ValueError(f"{kind} features need an explicit law (for quadratic: QuadraticGaussianLaw or "
+                             "OrthonormalBasesLaw)")
         law = GaussianLaw(sigma)
     elif not isinstance(law, FrequencyLaw):
         raise TypeError(f"law must be a FrequencyLaw, got {type(law).__name__}")

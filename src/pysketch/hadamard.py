@@ -149,7 +149,7 @@ def fwht(x, *, normalized=False, out=None, check_finite=True):
             y = out
             np.copyto(y, a, casting="unsafe")
         else:
-            y = _empty_aligned(a.shape, dtype)
+            y = output_array(a.shape, dtype)
             np.copyto(y, a, casting="unsafe")
         finite = _in_place(y, scale)
         if check_finite and not finite:
@@ -160,7 +160,7 @@ def fwht(x, *, normalized=False, out=None, check_finite=True):
         return y
 
     if out is None:
-        y = _empty_aligned(a.shape, dtype)
+        y = output_array(a.shape, dtype)
         finite = _out_of_place(a, y, scale)
     else:
         overlap = a is out or _may_overlap(a, out)
@@ -172,7 +172,7 @@ def fwht(x, *, normalized=False, out=None, check_finite=True):
                 _warn_overflow(stacklevel=3)
             return out
         if overlap:  # a partial overlap: through a temporary
-            y = _empty_aligned(a.shape, dtype)
+            y = output_array(a.shape, dtype)
             finite = _out_of_place(a, y, scale)
             if check_finite and not finite:
                 _check_input(a)  # may raise while out (and so x) is still untouched
@@ -323,7 +323,7 @@ def _aligned(shape, dtype, alignment):
     return np.ndarray(shape, dtype, raw, -_core.address(raw) % alignment)
 
 
-def _empty_aligned(shape, dtype, always=False):
+def output_array(shape, dtype, always=False):
     """An uninitialized C-contiguous array; from 64 KiB on (or always), it starts on a 64-byte boundary.
 
     Aligned rows let the SIMD kernel's loads and stores stay within cache lines (see
@@ -396,7 +396,7 @@ def _out_of_place(src, dst, scale):
         return True
     dst_rows = _rows(dst, written=True)
     if dst_rows is None:  # an `out` the core cannot write: through a temporary
-        tmp = _empty_aligned(dst.shape, dst.dtype)
+        tmp = output_array(dst.shape, dst.dtype)
         finite = _out_of_place(src, tmp, scale)
         np.copyto(dst, tmp)
         return finite
@@ -414,7 +414,7 @@ def _in_place(a, scale):
     rows = _rows(a, written=True)
     if rows is not None:
         return _core.fwht(rows, scale)
-    tmp = _empty_aligned(a.shape, a.dtype)  # a layout the core cannot write: through a temporary
+    tmp = output_array(a.shape, a.dtype)  # a layout the core cannot write: through a temporary
     np.copyto(tmp, a)
     finite = _core.fwht(tmp.reshape(-1, a.shape[-1]), scale)
     np.copyto(a, tmp)

@@ -67,7 +67,7 @@ import warnings
 import numpy as np
 from scipy import optimize
 
-from . import metrics as _metrics
+from . import cluster
 from ._checks import check_int as _check_int
 from ._checks import real_array as _real_array
 from ._random import as_generator
@@ -611,7 +611,7 @@ class _Lloyd:
         self.max_iter = max_iter
         self.tol = tol
         self.shift = Z.mean(axis=0)
-        self.rows = _metrics._rows_per_chunk(None, 2, d)
+        self.rows = cluster.rows_per_chunk(None, 2, d)
         self.labels = np.empty(n, dtype=np.int32)
         self.prev = np.empty(n, dtype=np.int32)
         self.dist = np.empty(n)
@@ -619,19 +619,19 @@ class _Lloyd:
     def seed(self, Z, k, rng):
         """Greedy k-means++ seeds of the rows of Z (the pilot or a part of it)."""
         d2 = np.empty(Z.shape[0])
-        trials = _metrics._local_trials(k, None)
-        return _metrics._kmeans_pp_seed(Z, k, self.shift, rng, self.rows, d2, trials)
+        trials = cluster.local_trials(k, None)
+        return cluster.kmeans_pp_seed(Z, k, self.shift, rng, self.rows, d2, trials)
 
     def run(self, centers):
         """Lloyd from `centers`; returns (centers, inertia per record, labels, squared
         distances) of the final assignment."""
         Z = self.Z
-        centers, _, _ = _metrics._lloyd(
+        centers, _, _ = cluster.lloyd(
             Z, centers, self.shift, self.max_iter, self.tol, self.rows, self.labels, self.prev, self.dist
         )
         labels = np.empty(Z.shape[0], dtype=np.int32)
         dist = np.empty(Z.shape[0])
-        total, _ = _metrics._scan(Z, centers, self.shift, self.rows, labels, dist)
+        total, _ = cluster.scan(Z, centers, self.shift, self.rows, labels, dist)
         return centers, total / Z.shape[0], labels, dist
 
 

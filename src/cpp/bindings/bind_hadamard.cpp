@@ -64,7 +64,7 @@ bool all_finite(const py::array &a)
 // or 2 dimensions, C-contiguous, aligned and not empty; out None (a new array) or x
 // itself (in place, x writeable); normalized and check_finite the bool objects True or
 // False. A new result of aligned_from_bytes or more starts on a 64-byte boundary, as the
-// Python wrapper's (_empty_aligned). Returns
+// Python wrapper's (output_array). Returns
 //   the result array      done;
 //   None                  not such a call, or (check_finite) x holds NaN or infinity, or an
 //                         out-of-place result is not finite: nothing visible was changed, and

@@ -11,12 +11,13 @@ and never stored.
 from .accountant import BudgetAccountant, BudgetError
 from .mechanisms import (Gaussian, Laplace, analytic_gaussian_delta, analytic_gaussian_sigma,
                          classical_gaussian_sigma)
-from .private_sketch import PrivateSketch, make_private
+from .private_sketch import PrivacyRecord, PrivateSketch
+from .release import make_private
 from .sensitivity import count_sensitivity, sum_sensitivity
 from . import nsr
 
 __all__ = [
-    "BudgetAccountant", "BudgetError", "Gaussian", "Laplace", "PrivacyLeakWarning", "PrivateSketch",
+    "BudgetAccountant", "BudgetError", "Gaussian", "Laplace", "PrivacyLeakWarning", "PrivacyRecord", "PrivateSketch",
     "analytic_gaussian_delta", "analytic_gaussian_sigma", "classical_gaussian_sigma", "count_sensitivity",
     "make_private", "nsr", "sum_sensitivity",
 ]

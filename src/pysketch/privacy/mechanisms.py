@@ -70,6 +70,9 @@ __all__ = [
     "sample_discrete_laplace",
     "sample_discrete_gaussian",
     "noise_source",
+    "noisy_count",
+    "check_epsilon",
+    "check_delta",
 ]
 
 #: Resolution of the noise grid: the grid step is at most sensitivity / (D 2^30) (Laplace)
@@ -183,13 +186,23 @@ def sample_discrete_gaussian(sigma2, size, insecure_seed=None):
     return [_discrete_gaussian_one(src, s2.numerator, s2.denominator) for _ in range(int(size))]
 
 
+def noisy_count(n, epsilon_count, insecure_seed=None):
+    """n + discrete Laplace noise of scale 1/epsilon_count: epsilon_count-DP for the count,
+    whose sensitivity is 1 under add/remove neighbours (the scale is taken exactly as a
+    fraction of the float epsilon_count)."""
+    epsilon_count = check_epsilon(epsilon_count, "epsilon_count")
+    t = Fraction(1) / Fraction(epsilon_count)
+    src = noise_source(insecure_seed)
+    return int(n) + _discrete_laplace_one(src, t.numerator, t.denominator)
+
+
 # ---------------------------------------------------------------------- calibration
 
-def _check_epsilon(epsilon, name="epsilon"):
+def check_epsilon(epsilon, name="epsilon"):
     return check_positive(epsilon, name)
 
 
-def _check_delta(delta, *, positive):
+def check_delta(delta, *, positive):
     if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real) or not (0 <= delta < 1):
         raise ValueError(f"delta must be a number in [0, 1), got {delta!r}")
     if positive and delta == 0:
@@ -226,8 +239,8 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
 
     Reference values (notes seed000 sec. 3.2, Delta = 1): (1, 1e-8) -> 5.10031,
     (0.1, 1e-5) -> 30.7496, (10, 1e-8) -> 0.615846."""
-    epsilon = _check_epsilon(epsilon)
-    delta = _check_delta(delta, positive=True)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, positive=True)
     sensitivity = _check_sensitivity(sensitivity)
 
     def excess(log_s):
@@ -248,8 +261,8 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
 def classical_gaussian_sigma(epsilon, delta, sensitivity=1.0):
     """sqrt(2 ln(1.25/delta)) sensitivity / epsilon (Dwork & Roth 2014, Thm. A.1), valid
     only for epsilon < 1 (raises otherwise); never smaller than the analytic sigma."""
-    epsilon = _check_epsilon(epsilon)
-    delta = _check_delta(delta, positive=True)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, positive=True)
     sensitivity = _check_sensitivity(sensitivity)
     if epsilon >= 1:
         raise ValueError(f"the classical Gaussian mechanism needs epsilon < 1, got {epsilon}; "
@@ -333,7 +346,7 @@ class Laplace(_Mechanism):
 
     def __init__(self, epsilon, sensitivity, *, insecure_seed=None):
         super().__init__(insecure_seed)
-        self.epsilon = _check_epsilon(epsilon)
+        self.epsilon = check_epsilon(epsilon)
         self.delta = 0.0
         self.sensitivity = _check_sensitivity(sensitivity)
 
@@ -376,8 +389,8 @@ class Gaussian(_Mechanism):
 
     def __init__(self, epsilon, delta, sensitivity, *, calibration="analytic", insecure_seed=None):
         super().__init__(insecure_seed)
-        self.epsilon = _check_epsilon(epsilon)
-        self.delta = _check_delta(delta, positive=True)
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = check_delta(delta, positive=True)
         self.sensitivity = _check_sensitivity(sensitivity)
         if calibration not in ("analytic", "classical"):
             raise ValueError(f"calibration must be 'analytic' or 'classical', got {calibration!r}")

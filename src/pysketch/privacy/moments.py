@@ -14,8 +14,7 @@ import math
 
 import numpy as np
 
-from .mechanisms import Laplace, _check_epsilon, noise_source
-from .private_sketch import noisy_count
+from .mechanisms import Laplace, check_epsilon, noise_source, noisy_count
 
 __all__ = ["private_mean_and_spread"]
 
@@ -24,7 +23,7 @@ def private_mean_and_spread(X, epsilon, lower, upper, *, insecure_seed=None):
     """(mean (d,), spread) of the records of X (already inside [lower, upper]) with
     epsilon-DP under add/remove neighbours; spread is the root of the average
     per-coordinate variance (>= 0). The caller charges the budget."""
-    epsilon = _check_epsilon(epsilon)
+    epsilon = check_epsilon(epsilon)
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"X must be a non-empty 2-D array (n, d), got shape {X.shape}")

@@ -1,6 +1,6 @@
 r"""Private sketches: the sum of features and the count, released with calibrated noise.
 
-:func:`make_private` turns a clean :class:`~pysketch.Sketch` into a
+:func:`~pysketch.privacy.make_private` (pysketch.privacy.release) turns a clean :class:`~pysketch.Sketch` into a
 :class:`PrivateSketch` ([P] Lemmas 4 and 10; thesis Lemmas 8.2 and 8.10; notes seed000
 sec. 3.3):
 
@@ -21,24 +21,95 @@ the mechanism and its scales. It saves and loads like a sketch (format
 Sketch.
 """
 
+import collections.abc
+import dataclasses
 import numbers
+from typing import Optional
 
 import numpy as np
 
-from ..sketch import Sketch, SketchFileError, _map_from
-from .accountant import charge
-from fractions import Fraction
+from .._state import SKETCH_FORMATS
+from ..sketch import Sketch
 
-from .mechanisms import Gaussian, Laplace, _check_delta, _check_epsilon, _discrete_laplace_one, noise_source
-from .nsr import DEFAULT_C0, budget_split, n0
-from .sensitivity import NEIGHBOURING, sum_sensitivity
-
-__all__ = ["PrivateSketch", "make_private", "PRIVATE_FORMAT_NAME"]
+__all__ = ["PrivacyRecord", "PrivateSketch", "PRIVATE_FORMAT_NAME"]
 
 PRIVATE_FORMAT_NAME = "pysketch.private_sketch"
-#: NSR_max used to pick the public size at which the budget split is optimized when no
-#: lower bound on n is given (notes sec. 5: n0 = m max(1/NSR_max, 1/(eps sqrt NSR_max))).
-DEFAULT_NSR_MAX = 0.01
+
+
+@dataclasses.dataclass(frozen=True)
+class PrivacyRecord(collections.abc.Mapping):
+    """What a private release guarantees and how it was noised (also readable as a
+    mapping, ``record["epsilon"]``; the optional entries are present only when set).
+
+    epsilon, delta, neighbouring: the guarantee. mechanism ('laplace' or 'gaussian'),
+    epsilon_sum / epsilon_count (the split), sensitivity_sum and its norm (1 or 2),
+    noise_scale_sum (b or sigma per real coordinate of the sum), noise_scale_count,
+    features_per_record (r, or None), secure_noise (False for seeded test noise).
+    Optional: epsilon_pilot (an estimator's private kernel-scale pilot, included in
+    epsilon), data_fraction and the (epsilon, delta) before amplification by Poisson
+    subsampling."""
+
+    epsilon: float
+    delta: float
+    neighbouring: str
+    mechanism: str
+    epsilon_sum: float
+    epsilon_count: float
+    sensitivity_sum: float
+    sensitivity_norm: int
+    noise_scale_sum: float
+    noise_scale_count: float
+    features_per_record: Optional[int]
+    secure_noise: bool
+    epsilon_pilot: Optional[float] = None
+    data_fraction: Optional[float] = None
+    epsilon_before_amplification: Optional[float] = None
+    delta_before_amplification: Optional[float] = None
+
+    _OPTIONAL = ("epsilon_pilot", "data_fraction", "epsilon_before_amplification", "delta_before_amplification")
+
+    @property
+    def sum_noise_variance(self):
+        """Variance of the noise on each real coordinate of the sum: 2 b^2 (Laplace) or
+        sigma^2 (Gaussian). Decoders that model the noise (CL-AMP) read it."""
+        s = self.noise_scale_sum
+        return 2.0 * s * s if self.mechanism == "laplace" else s * s
+
+    def _keys(self):
+        return [f.name for f in dataclasses.fields(self)
+                if not (f.name in self._OPTIONAL and getattr(self, f.name) is None)]
+
+    def __getitem__(self, key):
+        if key not in self._keys():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self):
+        return iter(self._keys())
+
+    def __len__(self):
+        return len(self._keys())
+
+    def to_dict(self):
+        """The record as a JSON-ready dict (what sketch files hold)."""
+        return {k: getattr(self, k) for k in self._keys()}
+
+    @classmethod
+    def from_dict(cls, d):
+        """The record of a dict (a file's); ValueError for unknown or missing entries."""
+        if isinstance(d, PrivacyRecord):
+            return d
+        if not isinstance(d, collections.abc.Mapping):
+            raise ValueError(f"privacy must be a PrivacyRecord or a dict, got {type(d).__name__}")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(d) - names
+        if unknown:
+            raise ValueError(f"privacy has unknown entries {sorted(unknown)}")
+        try:
+            return cls(**d)
+        except TypeError as exc:
+            raise ValueError(f"privacy record incomplete ({exc})") from exc
+
 
 
 class PrivateSketch(Sketch):
@@ -50,10 +121,11 @@ class PrivateSketch(Sketch):
         Sum of the features plus noise.
     count : int
         Noisy count (add/remove) or the public count (replace).
-    privacy : dict
+    privacy : PrivacyRecord
         epsilon, delta, neighbouring, mechanism, epsilon_sum, epsilon_count,
         sensitivity_sum, noise_scale_sum (b or sigma per real coordinate),
-        noise_scale_count, secure_noise.
+        noise_scale_count, secure_noise (pysketch.privacy.release.PrivacyRecord; also
+        readable as a mapping).
     """
 
     def __init__(self, feature_map, sum, count, privacy, *, subsampling=None):
@@ -61,7 +133,7 @@ class PrivateSketch(Sketch):
             raise ValueError(f"count must be an integer, got {count!r}")
         Sketch.__init__(self, feature_map, sum, 0, subsampling=subsampling)
         self.count = int(count)  # may be <= 0 after noise
-        self.privacy = dict(privacy)
+        self.privacy = PrivacyRecord.from_dict(privacy)
 
     @property
     def epsilon(self):
@@ -87,145 +159,17 @@ class PrivateSketch(Sketch):
                 f"{p['neighbouring']}, {p['mechanism']}, {self.feature_map!r})")
 
     _FORMAT = PRIVATE_FORMAT_NAME
+    _DESCRIPTION = "private sketch"
 
     def _extra_meta(self):
-        return {"privacy": self.privacy}
+        return {"privacy": self.privacy.to_dict()}
 
     @classmethod
-    def _from_contents(cls, path, meta, contents):
-        try:
-            return cls(_map_from(meta, contents), contents["sum"], meta["count"], meta["privacy"],
-                       subsampling=meta.get("subsampling"))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise SketchFileError(f"{path}: inconsistent private sketch file ({exc})") from exc
+    def _from_state(cls, meta, arrays):
+        fm, sums = cls._map_and_sums(meta, arrays)
+        return cls(fm, sums["sum"], meta["count"], meta["privacy"], subsampling=meta.get("subsampling"))
 
 
-def _check_relation(neighbouring):
-    if neighbouring not in NEIGHBOURING:
-        raise ValueError(f"neighbouring must be one of {NEIGHBOURING}, got {neighbouring!r}")
+SKETCH_FORMATS.register(PRIVATE_FORMAT_NAME, PrivateSketch)
 
 
-def make_private(sketch, epsilon, delta=0.0, *, neighbouring="add_remove", mechanism="auto", split=None,
-                 n_lower=None, sensitivity=None, features_per_record=None, data_norm=None, accountant=None,
-                 data_fraction=None, insecure_seed=None):
-    """Release `sketch` with (epsilon, delta)-differential privacy.
-
-    Parameters
-    ----------
-    sketch : Sketch
-        The clean sketch (never stored in the result).
-    epsilon : float > 0
-    delta : float in [0, 1)
-    neighbouring : {'add_remove', 'replace'}
-    mechanism : {'auto', 'laplace', 'gaussian'}
-        'auto': Laplace if delta == 0, else the analytic Gaussian.
-    split : float in (0, 1), optional
-        Share gamma of epsilon for the sum under add/remove (the count gets 1 - gamma).
-        Default: minimize the NSR at n = n_lower (or at n0(m, epsilon), notes sec. 5).
-    n_lower : float, optional
-        A public lower bound on n, used only to choose the split.
-    sensitivity : float, optional
-        Your own bound on the sum's sensitivity (L1 for Laplace, L2 for Gaussian) under
-        `neighbouring`, for custom maps; default: the closed form of
-        :func:`~pysketch.privacy.sensitivity.sum_sensitivity`.
-    features_per_record, data_norm : see ``sum_sensitivity``.
-    accountant : BudgetAccountant or diffprivlib BudgetAccountant, optional
-        Charged (epsilon, delta) before any noise is drawn; refuses an overspend.
-    data_fraction : float in (0, 1], optional
-        The sketch was made from a secret Poisson subsample of the data keeping each record
-        with this probability (pysketch.privacy.subsampling.poisson_subsample): the noise is
-        calibrated at eps' = log(1 + (e^eps - 1)/beta), delta' = delta/beta, so that the
-        release is (epsilon, delta)-DP for the whole dataset (amplification, add/remove
-        only). The mean is that of the subsample.
-    insecure_seed : None or int
-        None: noise from OS entropy. An int: reproducible, **insecure** noise (tests).
-    """
-    if isinstance(sketch, PrivateSketch):
-        raise TypeError("sketch is already private")
-    if not isinstance(sketch, Sketch):
-        raise TypeError(f"sketch must be a pysketch.Sketch, got {type(sketch).__name__}")
-    epsilon = _check_epsilon(epsilon)
-    delta = _check_delta(delta, positive=False)
-    _check_relation(neighbouring)
-    if mechanism not in ("auto", "laplace", "gaussian"):
-        raise ValueError(f"mechanism must be 'auto', 'laplace' or 'gaussian', got {mechanism!r}")
-    if mechanism == "auto":
-        mechanism = "laplace" if delta == 0 else "gaussian"
-    if mechanism == "gaussian" and delta == 0:
-        raise ValueError("mechanism='gaussian' needs delta > 0")
-    if mechanism == "laplace":
-        delta = 0.0  # Laplace is pure epsilon-DP: no delta is spent
-    fm = sketch.feature_map
-    m = fm.m
-    if split is not None:
-        if isinstance(split, (bool, np.bool_)) or not isinstance(split, numbers.Real) or not 0 < split < 1:
-            raise ValueError(f"split must be a number in (0, 1), got {split!r}")
-    if n_lower is not None and (not isinstance(n_lower, numbers.Real) or not n_lower >= 1):
-        raise ValueError(f"n_lower must be a number >= 1, got {n_lower!r}")
-    norm = 1 if mechanism == "laplace" else 2
-    sub = sketch.subsampling
-    if sub is not None and features_per_record is None:
-        features_per_record = sub["r"]
-    if sub is not None and sub["scheme"] == "bernoulli" and sensitivity is None:
-        # a random number of features per record: [P] Lemma 15 gives more noise than the
-        # exactly-r tables (notes sec. 4.4); not implemented as a closed form here
-        raise ValueError("sketches with Bernoulli feature masks need an explicit sensitivity (the exactly-r "
-                         "closed forms do not apply); use scheme='uniform' or 'blocks'")
-    if sensitivity is None:
-        sensitivity = sum_sensitivity(fm, norm, neighbouring, features_per_record=features_per_record,
-                                      data_norm=data_norm)
-    if neighbouring == "replace":
-        gamma = 1.0
-    elif split is not None:
-        gamma = float(split)
-    else:
-        n_ref = n_lower if n_lower is not None else n0(m, epsilon, DEFAULT_NSR_MAX)
-        gamma = budget_split(m, epsilon, n_ref, delta=delta, mechanism=mechanism,
-                             features_per_record=features_per_record, c0=DEFAULT_C0)
-    charge(accountant, epsilon, delta, "make_private")
-    source = noise_source(insecure_seed)
-    target_epsilon, target_delta = epsilon, delta
-    if data_fraction is not None:
-        from .subsampling import epsilon_before_subsampling
-
-        if neighbouring != "add_remove":
-            raise ValueError("data_fraction (Poisson subsampling amplification) is for neighbouring='add_remove'")
-        epsilon = epsilon_before_subsampling(epsilon, data_fraction)
-        delta = delta / data_fraction
-        if delta >= 1:
-            raise ValueError(f"delta / data_fraction = {delta} must be < 1")
-    eps_count = epsilon - gamma * epsilon if neighbouring == "add_remove" else 0.0
-    count = noisy_count(sketch.count, eps_count, source) if eps_count > 0 else sketch.count
-    out = release_sum(sketch, count, epsilon=epsilon, delta=delta, neighbouring=neighbouring, mechanism=mechanism,
-                      epsilon_sum=epsilon - eps_count, epsilon_count=eps_count, sensitivity=sensitivity,
-                      features_per_record=features_per_record, source=source)
-    if data_fraction is not None:  # the guarantee for the whole dataset, after amplification
-        out.privacy.update(epsilon=float(target_epsilon), delta=float(target_delta), data_fraction=float(data_fraction),
-                           epsilon_before_amplification=float(epsilon), delta_before_amplification=float(delta))
-    return out
-
-
-def noisy_count(n, epsilon_count, source):
-    """n + discrete Laplace noise of scale 1/epsilon_count (sensitivity 1 under add/remove)."""
-    t = Fraction(1) / Fraction(float(epsilon_count))
-    return int(n) + _discrete_laplace_one(source, t.numerator, t.denominator)
-
-
-def release_sum(sketch, count, *, epsilon, delta, neighbouring, mechanism, epsilon_sum, epsilon_count, sensitivity,
-                features_per_record, source):
-    """The PrivateSketch of `sketch` with its sum noised for `epsilon_sum` and the given
-    (already noisy, or public) count. The caller has charged the budget."""
-    if mechanism == "laplace":
-        mech = Laplace(epsilon_sum, sensitivity, insecure_seed=source)
-    else:
-        mech = Gaussian(epsilon_sum, delta, sensitivity, insecure_seed=source)
-    noisy = mech.randomise(sketch.sum)
-    privacy = {
-        "epsilon": float(epsilon), "delta": float(delta), "neighbouring": neighbouring, "mechanism": mechanism,
-        "epsilon_sum": float(epsilon_sum), "epsilon_count": float(epsilon_count),
-        "sensitivity_sum": float(sensitivity), "sensitivity_norm": 1 if mechanism == "laplace" else 2,
-        "noise_scale_sum": float(mech.effective_scale_),
-        "noise_scale_count": 1.0 / epsilon_count if epsilon_count > 0 else 0.0,
-        "features_per_record": features_per_record, "secure_noise": bool(source.secure),
-    }
-    return PrivateSketch(sketch.feature_map, noisy, count, privacy, subsampling=sketch.subsampling)

@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from .mechanisms import _check_epsilon
+from .mechanisms import check_epsilon
 
 __all__ = ["amplified_epsilon", "epsilon_before_subsampling", "poisson_subsample"]
 
@@ -30,7 +30,7 @@ def _check_beta(beta):
 def amplified_epsilon(epsilon, data_fraction):
     """log(1 + beta (e^eps - 1)): the epsilon of an eps-DP mechanism run on a Poisson(beta)
     subsample ([P] Lemma 14)."""
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon)
     beta = _check_beta(data_fraction)
     return math.log1p(beta * math.expm1(eps))
 
@@ -38,7 +38,7 @@ def amplified_epsilon(epsilon, data_fraction):
 def epsilon_before_subsampling(epsilon, data_fraction):
     """log(1 + (e^eps - 1) / beta): the epsilon to calibrate a mechanism at so that, run on
     a Poisson(beta) subsample, it is eps-DP ([P] eq. (22))."""
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon)
     beta = _check_beta(data_fraction)
     return math.log1p(math.expm1(eps) / beta)
 

@@ -59,13 +59,14 @@ import numbers
 import numpy as np
 
 from .. import _core
-from .._checks import check_int, check_positive
+from .._checks import check_bounds, check_int, check_positive
 from .._random import as_generator
-from ..features import FeatureMap
-from ..sketch import Sketch
-from .clompr import DecodingProblem, MixtureSolution
+from .._state import FEATURE_MAPS, SKETCH_FORMATS
+from .._threads import blas_single_thread
+from .base import DECODERS, Decoder
+from .problem import DecodingProblem, MixtureSolution
 
-__all__ = ["clamp", "ClampSolution"]
+__all__ = ["ClAmpDecoder", "ClAmpSolution", "cl_amp"]
 
 # ------------------------------------------------------------------ scalar posterior constants
 # (shared with src/cpp/pysketch/clamp.hpp; change both together)
@@ -482,7 +483,7 @@ def _shygamp(ctx, X, qp0, alpha, tau, max_iter, tol, history=None):
 
 
 @dataclasses.dataclass
-class ClampSolution(MixtureSolution):
+class ClAmpSolution(MixtureSolution):
     """The result of CL-AMP: centres `theta` (k x d), weights alpha (simplex; EM-learned),
     `residual` = ||s_hat - s|| (absolute, like CL-OMPR's), the restart kept, the SHyGAMP
     iterations run in total (`n_iter`), and also the spreads tau (k,), the relative
@@ -502,18 +503,18 @@ def _as_problem(source, mean_sketch):
         if mean_sketch is not None:
             raise ValueError("mean_sketch must be None when a DecodingProblem is given (it holds the sketch)")
         return source, None
-    if isinstance(source, Sketch):
+    if isinstance(source, SKETCH_FORMATS.base):
         if mean_sketch is not None:
             raise ValueError("mean_sketch must be None when a Sketch is given (its mean is used)")
         return DecodingProblem(source.feature_map, source.mean()), source.count
-    if isinstance(source, FeatureMap):
+    if isinstance(source, FEATURE_MAPS.base):
         if mean_sketch is None:
             raise ValueError("mean_sketch is required with a FeatureMap: the sketch sum divided by the record count")
         return DecodingProblem(source, mean_sketch), None
     raise TypeError(f"problem must be a DecodingProblem, a Sketch or a FeatureMap, got {type(source).__name__}")
 
 
-def clamp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples=None, noise_var=None,
+def cl_amp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples=None, noise_var=None,
           init_var=None, n_init=5, init_iter=40, max_iter=30, n_em=8, em_steps=20, tol=1e-4, damping=0.5,
           method="grid", backend="cpp", random_state=None):
     """Compressive k-means by CL-AMP (thesis Alg. 6.4): centres and weights from a sketch.
@@ -575,7 +576,7 @@ def clamp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples=
 
     Returns
     -------
-    ClampSolution
+    ClAmpSolution
         theta (k x d centres), weights, spreads tau, residual, relative_residual, restart,
         n_iter, kernel_var.
     """
@@ -603,9 +604,7 @@ def clamp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples=
     d = prob.d
     lo = hi = None
     if bounds is not None:
-        from ..estimators import _check_bounds
-
-        lo, hi = _check_bounds(bounds, d)
+        lo, hi = check_bounds(bounds, d)
     ctx = _Context(prob, noise_var, method, backend, float(damping))
     init_var = check_positive(init_var, "init_var", allow_none=True)
     kernel_var = d / float(np.mean(ctx.g * ctx.g))
@@ -646,6 +645,28 @@ def clamp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples=
     if lo is not None:
         X = np.clip(X, lo, hi)
     rel = ctx.residual(ctx.A(X), alpha, tau)
-    return ClampSolution(theta=X, weights=alpha / alpha.sum(), residual=rel * ctx.znorm, restart=restart,
+    return ClAmpSolution(theta=X, weights=alpha / alpha.sum(), residual=rel * ctx.znorm, restart=restart,
                          n_iter=n_iter, spreads=tau, relative_residual=rel, kernel_var=kernel_var,
                          init_var=init_var)
+
+
+@DECODERS.register("cl_amp")
+class ClAmpDecoder(Decoder):
+    """CL-AMP (`cl_amp`) for k-means, its noise floor from the problem: the finite-sample
+    1 / (2n) (CL-AMP's default) plus, for a private sketch, the release noise's variance
+    per real coordinate of the mean (DecodingProblem.noise_variance)."""
+
+    name = "cl_amp"
+    atoms = ("dirac",)
+
+    def decode(self, problem, n_atoms, lower, upper, *, atoms="dirac", n_init=1, random_state=None):
+        self.check(atoms=atoms)
+        n = max(int(problem.count or 1), 1)
+        noise_var = 1.0 / (2.0 * n) + problem.noise_variance
+        with blas_single_thread():
+            return cl_amp(problem, n_clusters=n_atoms, bounds=(lower, upper), n_samples=n, noise_var=noise_var,
+                          n_init=max(n_init, 1), random_state=random_state)
+
+
+# 'clamp': the estimators' earlier name for CL-AMP, still accepted
+DECODERS.register("clamp", ClAmpDecoder)

@@ -10,14 +10,16 @@ import pytest
 import pysketch
 from pysketch import _core
 from pysketch.datasets import make_gmm
-from pysketch.decoders import ClampSolution, DecodingProblem, clamp
+from pysketch.decoders import ClAmpSolution as ClampSolution
+from pysketch.decoders import DecodingProblem
+from pysketch.decoders import cl_amp as clamp
 from pysketch.features import make_feature_map
 from pysketch.frequencies import make_law
 from pysketch.metrics import mse
 
-import pysketch.decoders.clamp  # noqa: F401  (the module; the package attribute is the function)
+import pysketch.decoders.cl_amp  # noqa: F401  (the module)
 
-C = sys.modules["pysketch.decoders.clamp"]
+C = sys.modules["pysketch.decoders.cl_amp"]
 
 Z_CONF = 5.0  # Monte-Carlo checks: |estimate - formula| < 5 standard errors (two-sided p ~ 6e-7)
 

@@ -1,0 +1,218 @@
+"""Streaming sketches: the sums of a feature map's features over batches of records.
+
+`SketchAccumulator` reads any source of records (an array, a memmap, an array-like such
+as a dask array, or an iterable of batches) a batch at a time into the map's float64
+accumulators (``FeatureMap.accumulate``) and gives the `Sketch` at the end; memory does not
+grow with the number of records. Pages of a memory-mapped file are released as they are
+read (`_release_pages`).
+"""
+
+import collections.abc
+import mmap
+import numbers
+
+import numpy as np
+
+from . import _core
+from ._random import as_generator
+from ._state import FEATURE_MAPS
+from .sketch import Sketch
+
+__all__ = ["SketchAccumulator"]
+
+
+class SketchAccumulator:
+    """Streaming sketch: ``update(batch)`` as many times as needed, then ``sketch()``.
+
+    Memory does not depend on the number of records: batches are read (and converted to
+    the operator's dtype) `batch_size` rows at a time, so a memmap
+    (``np.load(path, mmap_mode='r')``) of any size streams through a fixed window, and
+    its pages are released once read. Small updates (a record at a time) are validated
+    at once and then held in a buffer of `buffer_rows` records that is sketched as one
+    block when full or when `sketch()` is called: the per-call costs are paid per block.
+
+    Parameters
+    ----------
+    feature_map : FeatureMap
+    batch_size : int, optional
+        Rows read at a time (default: about 8 MiB of input).
+    buffer_rows : int, optional
+        Records collected from small updates before they are sketched together (default:
+        about 256 KiB of input, at most 256 records; 1 sketches every update at once).
+    subsample_r : None or int
+        None: the full sketch. An int r: the feature-subsampled sketch of
+        `FeatureMap.sketch_subsampled` (r frequencies per record, the sum rescaled by m / r).
+    subsample_scheme : {'uniform', 'bernoulli', 'blocks'}
+        The masks (see `FeatureMap.sketch_subsampled`); only with subsample_r.
+    random_state : None, int, numpy Generator, ...
+        Seeds the masks (a 128-bit key drawn once, here); only with subsample_r. Record k of
+        the stream (counting from 0 over all updates) gets the mask of (key, k), so the
+        sketch does not depend on how the records are split into updates.
+    """
+
+    def __init__(
+        self,
+        feature_map,
+        *,
+        batch_size=None,
+        buffer_rows=None,
+        subsample_r=None,
+        subsample_scheme="uniform",
+        random_state=None,
+    ):
+        FEATURE_MAPS.check(feature_map, "feature_map")
+        d = feature_map.d
+        item = feature_map.operator.dtype.itemsize
+        if batch_size is None:
+            batch_size = max(1, (8 << 20) // (d * item))
+        if buffer_rows is None:
+            buffer_rows = max(1, min(256, (256 << 10) // (d * item)))
+        for name, value in (("batch_size", batch_size), ("buffer_rows", buffer_rows)):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        self.feature_map = feature_map
+        self.batch_size = int(batch_size)
+        self.buffer_rows = int(buffer_rows)
+        self._accs = feature_map.new_accumulators()
+        self._buffer = np.empty((self.buffer_rows, d), feature_map.operator.dtype)
+        self._buffered = 0
+        self._sketched = 0
+        self._subsample = None  # (spec, key0, key1)
+        if subsample_r is None:
+            if random_state is not None or subsample_scheme != "uniform":
+                raise ValueError("subsample_scheme and random_state apply only with subsample_r (the masks' r)")
+        else:
+            spec = feature_map.subsampling_spec(subsample_r, subsample_scheme)
+            # 128 bits for the masks: from the caller's source, never from the operator's seed
+            key = as_generator(random_state).integers(0, 2**64, size=2, dtype=np.uint64)
+            self._subsample = (spec, int(key[0]), int(key[1]))
+
+    def _masks(self, first):
+        """The subsample argument of FeatureMap.accumulate for records first, first + 1, ..."""
+        if self._subsample is None:
+            return None
+        spec, key0, key1 = self._subsample
+        return (spec, key0, key1, first)
+
+    @property
+    def count(self):
+        """Records added so far (buffered ones included)."""
+        return self._sketched + self._buffered
+
+    def update(self, X):
+        """Add the records of X: a 2-D array (rows are records; memmaps and array-likes with
+        ``shape`` and row slicing, such as dask arrays, are read in batches), a list of
+        rows, or an iterable of 2-D batches (a list of 2-D arrays, a generator...).
+
+        Atomic: if any record is NaN or infinite, or a batch has the wrong shape, nothing of
+        this call is added and ValueError says which record. Returns self.
+        """
+        if isinstance(X, np.ndarray) and X.ndim == 2 and X.shape[0] <= self.buffer_rows - self._buffered:
+            self._buffer_rows(X)  # small update: validated now, sketched with its block
+            return self
+        if self._subsample is not None:
+            # the masks follow the stream positions: the buffered records (which came first)
+            # are sketched first, so that positions are unique and in arrival order
+            self._flush()
+        accs = self.feature_map.new_accumulators()
+        count = 0
+        if isinstance(X, np.ndarray):
+            count += self._add_array(X, accs, 0)
+        elif _is_array_like(X):  # read by row slices, never iterated row by row
+            count += self._add_array(X, accs, 0)
+        elif isinstance(X, (list, tuple)) and not (len(X) and np.ndim(X[0]) == 2):
+            count += self._add_array(np.asarray(X), accs, 0)
+        elif isinstance(X, collections.abc.Iterable) and not isinstance(X, (str, bytes)):
+            for batch in X:
+                count += self._add_array(batch if isinstance(batch, np.ndarray) else np.asarray(batch), accs, count)
+        elif hasattr(X, "__array__"):
+            count += self._add_array(np.asarray(X), accs, 0)
+        else:
+            raise TypeError(f"X must be a 2-D array or an iterable of 2-D arrays, got {type(X).__name__}")
+        for total, part in zip(self._accs, accs):
+            if total is not None:
+                total += part
+        self._sketched += count
+        return self
+
+    def _check_batch(self, A):
+        if len(A.shape) != 2:
+            raise ValueError(f"a batch must be 2-D (rows are records), got {len(A.shape)} dimensions (shape {A.shape})")
+        d = self.feature_map.d
+        if A.shape[1] != d:
+            raise ValueError(f"a batch must have {d} columns (the map's input dimension), got shape {A.shape}")
+        if np.dtype(A.dtype).kind not in "biuf":
+            raise TypeError(f"a batch must hold real numbers, got dtype {A.dtype}")
+
+    def _buffer_rows(self, A):
+        self._check_batch(A)
+        k = A.shape[0]
+        if k == 0:
+            return
+        dest = self._buffer[self._buffered : self._buffered + k]
+        np.copyto(dest, A, casting="unsafe")
+        if not _core.all_finite(dest):
+            bad = int(np.flatnonzero(~np.isfinite(dest).all(axis=1))[0])
+            raise ValueError(f"record {bad} contains NaN or infinity; nothing of this update was added")
+        self._buffered += k
+        if self._buffered == self.buffer_rows:
+            self._flush()
+
+    def _flush(self):
+        if self._buffered:
+            self.feature_map.accumulate(self._buffer[: self._buffered], self._accs, self._masks(self._sketched))
+            self._sketched += self._buffered
+            self._buffered = 0
+
+    def _add_array(self, A, accs, offset):
+        """Add the rows of A into accs batch by batch; returns the number of rows."""
+        self._check_batch(A)
+        dtype = self.feature_map.operator.dtype
+        for start in range(0, A.shape[0], self.batch_size):
+            chunk = np.ascontiguousarray(A[start : start + self.batch_size], dtype=dtype)
+            if not _core.all_finite(chunk):
+                bad = offset + start + int(np.flatnonzero(~np.isfinite(chunk).all(axis=1))[0])
+                raise ValueError(f"record {bad} contains NaN or infinity; nothing of this update was added")
+            self.feature_map.accumulate(chunk, accs, self._masks(self._sketched + offset + start))
+            if isinstance(A, np.ndarray):
+                _release_pages(A, A[start : start + self.batch_size])
+        return A.shape[0]
+
+    def sketch(self):
+        """The Sketch of everything added so far."""
+        self._flush()
+        fm = self.feature_map
+        subsampling = None if self._subsample is None else self._subsample[0]
+        return Sketch(fm, fm.sums(self._accs), self.count, subsampling=subsampling)
+
+
+def _is_array_like(X):
+    """A 2-D array that is not a numpy array but has a shape and row slicing (a dask or
+    zarr array, an h5py dataset...): read as an array, a batch of rows at a time."""
+    shape = getattr(X, "shape", None)
+    return (not isinstance(X, (list, tuple)) and isinstance(shape, tuple) and len(shape) == 2
+            and hasattr(X, "__getitem__") and hasattr(X, "dtype"))
+
+
+try:  # numpy >= 2
+    from numpy.lib.array_utils import byte_bounds as _byte_bounds
+except ImportError:  # numpy 1.x
+    _byte_bounds = np.byte_bounds
+
+
+def _release_pages(A, part):
+    """Once `part` of a memory-mapped array A has been read, drop its pages from this
+    process's resident memory (madvise MADV_DONTNEED; the file's page cache keeps them),
+    so that streaming a memmap of any size keeps the process's memory bounded. Pages of a
+    read-only file mapping are clean: they are read again from the file if touched."""
+    mm = getattr(A, "_mmap", None)
+    if mm is None or not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_DONTNEED") or part.size == 0:
+        return
+    base = np.frombuffer(mm, np.uint8).__array_interface__["data"][0]
+    low, high = _byte_bounds(part)
+    lo, hi = low - base, high - base
+    page = mmap.PAGESIZE
+    lo_page = max(0, lo // page * page)
+    hi_page = min(len(mm), -(-hi // page) * page)
+    if hi_page > lo_page:
+        mm.madvise(mmap.MADV_DONTNEED, lo_page, hi_page - lo_page)

@@ -1,0 +1,49 @@
+"""The decoder contract: a named way to turn a DecodingProblem into a MixtureSolution.
+
+A decoder is a class registered in DECODERS under its name; the estimators pick one by
+name (``decoder='clompr'``) and call ``decode``. A new decoder subclasses `Decoder`, says
+which atom families it decodes and whether it decodes private sketches (checked before
+any privacy budget is spent), and registers itself:
+
+    @DECODERS.register("mine")
+    class MyDecoder(Decoder):
+        atoms = ("dirac",)
+        def decode(self, problem, n_atoms, lower, upper, *, atoms="dirac", n_init=1, random_state=None):
+            ...
+            return MixtureSolution(...)
+"""
+
+from .._state import Registry
+
+__all__ = ["DECODERS", "Decoder"]
+
+#: Decoders by name (pysketch.decoders registers 'clompr', 'cl_amp' and 'coreset').
+DECODERS = Registry("decoder", key="name")
+
+
+class Decoder:
+    """Decode a DecodingProblem into a MixtureSolution of `n_atoms` atoms of a family
+    ('dirac': k-means centres; 'diagonal_gaussian': a diagonal GMM) inside the box
+    [lower, upper]."""
+
+    name = None
+    #: the atom families (pysketch.decoders.problem.ATOMS) it decodes
+    atoms = ("dirac",)
+    #: whether it decodes private (noisy) sketches
+    decodes_private = True
+
+    @classmethod
+    def check(cls, *, atoms="dirac", private=False):
+        """ValueError (naming the decoder) when it cannot decode such a sketch: asked
+        before anything is sketched or charged."""
+        if atoms not in cls.atoms:
+            raise ValueError(f"decoder {cls.name!r} decodes atoms {cls.atoms}, not {atoms!r}")
+        if private and not cls.decodes_private:
+            raise ValueError(f"decoder={cls.name!r} does not decode private sketches (measured unreliable: it fits "
+                             "the noise); use decoder='clompr' or 'cl_amp' with epsilon")
+
+    def decode(self, problem, n_atoms, lower, upper, *, atoms="dirac", n_init=1, random_state=None):
+        raise NotImplementedError
+
+
+DECODERS.base = Decoder

@@ -1,0 +1,361 @@
+"""What every decoder works on: the decoding problem, the atoms of a mixture, and solutions.
+
+A :class:`DecodingProblem` is the target (the demodulated mean sketch, from the feature
+map's own ``demodulate``), the operator in float64, and what the sketch says about its
+noise (count, and the private release's noise variance). Atom families (Diracs for
+k-means, diagonal and isotropic Gaussians) give the phases and amplitudes of the sketch
+of an atom and the chain rule back to their parameters; the objectives below (the
+normalized correlation of one atom with a residual, the distance of a mixture to the
+sketch, with gradients) and the non-negative least squares of the weights are shared by
+CL-OMPR (pysketch.decoders.clompr) and the coreset decoder (pysketch.decoders.coreset).
+A decoder (pysketch.decoders.base.Decoder) turns a problem into a MixtureSolution.
+"""
+
+import dataclasses
+import math
+
+import numpy as np
+import scipy.optimize
+
+from .. import _core
+from .._state import FEATURE_MAPS
+from ..operators import FrequencyOperator
+
+__all__ = ["ALPHA_BOUNDS", "ATOMS", "DecodingProblem", "DiracAtoms", "DiagonalGaussianAtoms", "IsotropicGaussianAtoms",
+           "MixtureSolution", "atom_correlation", "atom_matrix", "bulk_proposal", "mixed_draw", "mixture_objective",
+           "nnls", "refine_mixture", "screen"]
+
+ALPHA_BOUNDS = (1e-9, 2.0)  # notes seed003 sec. 2.2 (weights of normalized sketches)
+
+
+class DecodingProblem:
+    """What the decoders match: the operator (in float64) and the target z, the sketch
+    mean demodulated by its map (``FeatureMap.demodulate``: the dither removed and, for
+    quantized features, divided by their first harmonic 2 sqrt(2) / pi), so that the
+    sketch of a Dirac at c is exp(i Omega^T c).
+
+    `count` (the sketch's number of records, or None) and `noise_variance` (the variance
+    of the release noise on each real coordinate of the mean, 0 for a clean sketch) are
+    set by `from_sketch`; decoders that model the noise read them."""
+
+    def __init__(self, feature_map, mean, *, count=None, noise_variance=0.0):
+        FEATURE_MAPS.check(feature_map, "feature_map")
+        m = feature_map.m
+        z = feature_map.demodulate(mean)
+        self.count = count
+        self.noise_variance = float(noise_variance)
+        self.private = self.noise_variance > 0
+        meta, arrays = feature_map.operator.get_state()
+        meta = dict(meta, dtype="float64")
+        self.operator = FrequencyOperator.from_state(meta, arrays)  # the same Omega, in float64
+        self.z = z
+        self.zr = np.ascontiguousarray(z.real)
+        self.zi = np.ascontiguousarray(z.imag)
+        self.d = feature_map.d
+        self.m = m
+        self._omega_sq = None
+
+    @classmethod
+    def from_sketch(cls, sketch):
+        """The problem of a Sketch or PrivateSketch: its mean, count and noise (a private
+        sketch's record gives the noise variance per real coordinate of its sum, divided
+        by the squared count for the mean)."""
+        n = max(int(sketch.count), 1)
+        record = getattr(sketch, "privacy", None)
+        noise = 0.0 if record is None else record.sum_noise_variance / (n * n)
+        return cls(sketch.feature_map, sketch.mean(), count=n, noise_variance=noise)
+
+    def apply(self, theta):
+        """Omega^T theta for the rows of theta (k x d, float64): the operator's product
+        without the public entry's checks (the optimizer's iterates are finite)."""
+        out = np.empty((theta.shape[0], self.m))
+        self.operator._apply(np.ascontiguousarray(theta, dtype=np.float64), out)
+        return out
+
+    def adjoint(self, v):
+        """Omega v for the rows of v (k x m, float64), unchecked like `apply`."""
+        out = np.empty((v.shape[0], self.d))
+        self.operator._adjoint(np.ascontiguousarray(v, dtype=np.float64), out)
+        return out
+
+    @property
+    def omega_sq(self):
+        """Omega o Omega (d x m), the elementwise square, for Gaussian atoms (computed once;
+        no fast form exists for structured operators, thesis sec. 5.2.4)."""
+        if self._omega_sq is None:
+            om = self.operator.to_dense()
+            self._omega_sq = np.ascontiguousarray(om * om)
+        return self._omega_sq
+
+
+# ---------------------------------------------------------------------------------- atoms
+
+
+class DiracAtoms:
+    """Diracs delta_c (k-means): a(c) = exp(i Omega^T c), ||a|| = sqrt(m)."""
+
+    def __init__(self, problem, lower, upper):
+        self.problem = problem
+        self.lower = np.asarray(lower, dtype=np.float64)
+        self.upper = np.asarray(upper, dtype=np.float64)
+        self.n_params = problem.d
+
+    def bounds(self):
+        return list(zip(self.lower, self.upper))
+
+    proposal = None  # (mean, std) of the data's bulk, set by clompr (see bulk_proposal)
+
+    def random(self, rng, size):
+        """`size` random atoms (rows): uniform in the box, and, once a proposal is set,
+        half of them from N(mean, diag(std^2)) clipped to the box."""
+        return mixed_draw(rng, self.lower, self.upper, self.proposal, size)
+
+    def phases(self, theta):
+        """(P, amp) for atoms theta (k x n_params)."""
+        return self.problem.apply(theta), None
+
+    def chain(self, theta, dP, dQ):
+        """Gradient with respect to theta from dF/dP (and dF/dQ, unused here)."""
+        return self.problem.adjoint(dP)
+
+
+class DiagonalGaussianAtoms:
+    """Diagonal Gaussians N(mu, diag(s2)) (GMM): a_j = exp(i omega_j^T mu - 1/2 sum_l
+    omega_lj^2 s2_l) (thesis sec. 6.2.1). theta = (mu, s2), 2d parameters; bounds: mu in
+    the box, s2 in [(1e-4)^2, 0.5^2] times the squared box widths (notes seed003 sec. 2.4)."""
+
+    def __init__(self, problem, lower, upper, sigma2_init=None):
+        self.problem = problem
+        self.lower = np.asarray(lower, dtype=np.float64)
+        self.upper = np.asarray(upper, dtype=np.float64)
+        width2 = (self.upper - self.lower) ** 2
+        self.s2_lower = 1e-8 * width2
+        self.s2_upper = 0.25 * width2
+        self.sigma2_init = sigma2_init
+        self.n_params = 2 * problem.d
+
+    def bounds(self):
+        return list(zip(self.lower, self.upper)) + list(zip(self.s2_lower, self.s2_upper))
+
+    def random(self, rng, size):
+        """`size` random atoms (rows): means uniform in the box, variances below."""
+        mu = mixed_draw(rng, self.lower, self.upper, getattr(self, "proposal", None), size)
+        if self.sigma2_init is not None:
+            s2 = np.clip(np.broadcast_to(self.sigma2_init, mu.shape), self.s2_lower, self.s2_upper)
+        else:  # (10^U(-0.8, -0.1) width)^2 (notes seed003 sec. 2.4)
+            s2 = (10.0 ** rng.uniform(-0.8, -0.1, mu.shape) * (self.upper - self.lower)) ** 2
+        return np.concatenate([mu, s2], axis=1)
+
+    def phases(self, theta):
+        d = self.problem.d
+        mu, s2 = theta[:, :d], theta[:, d:]
+        P = self.problem.apply(mu)
+        Q = s2 @ self.problem.omega_sq
+        return P, np.exp(-0.5 * Q)
+
+    def chain(self, theta, dP, dQ):
+        d_mu = self.problem.adjoint(dP)
+        d_s2 = dQ @ self.problem.omega_sq.T
+        return np.concatenate([d_mu, d_s2], axis=1)
+
+
+def mixed_draw(rng, lower, upper, proposal, size):
+    """Points uniform in the box, half of them replaced by draws of the proposal."""
+    pts = rng.uniform(lower, upper, size=(size, lower.size))
+    if proposal is not None and size > 1:
+        mean, std = proposal
+        h = size // 2
+        pts[:h] = np.clip(mean + std * rng.standard_normal((h, lower.size)), lower, upper)
+    return pts
+
+
+def bulk_proposal(family, rng=None, args=None):
+    """(mean, std) of the data's bulk read from the sketch's lowest frequencies, or None.
+
+    Why: each atom search starts from the best of STEP1_CANDIDATES random points. Uniform
+    points fill the box, and when the box is much larger than the data (the public bounds
+    of a private fit, say +-10 around clusters within +-7 in d = 10) nearly all its
+    volume is empty corners: measured, atoms then settled there (7 of 10 atoms 14-18 away
+    from every true centre, RSE 2.2-3.6 on all of 5 seeds) where the data's own box gave
+    RSE 1.01. Half the candidates are therefore drawn around the bulk.
+
+    How: for small omega the sketch is close to the characteristic function of one
+    Gaussian N(mu, s^2 I): z(omega) e^{-i omega^T c0} ~ exp(i omega^T (mu - c0) - s^2
+    |omega|^2 / 2) with c0 the box centre. On the 5% lowest-radius frequencies (at least
+    2d + 2), mu - c0 is the weighted least-squares solution of the phases (weights
+    |z|), twice (the second pass recentred, so that phases do not wrap), and s^2 the
+    slope of log|z| against |omega|^2. None when the fit is not usable (too few
+    frequencies, no decay)."""
+    problem = family.problem
+    d, m = problem.d, problem.m
+    lower, upper = family.lower, family.upper
+    n_low = max(2 * d + 2, m // 20)
+    if n_low > m:
+        return None
+    W = problem.apply(np.eye(d))  # (d, m): row l is (omega_lj)_j
+    r2 = np.sum(W * W, axis=0)
+    idx = np.argsort(r2)[:n_low]
+    A, z = W[:, idx].T, problem.z[idx]
+    c = 0.5 * (lower + upper)
+    for _ in range(2):
+        y = z * np.exp(-1j * (A @ c))
+        w = np.abs(y)
+        if not np.all(np.isfinite(w)) or w.max() <= 0:
+            return None
+        sw = np.sqrt(w / w.max())
+        delta, *_ = np.linalg.lstsq(A * sw[:, None], np.angle(y) * sw, rcond=None)
+        c = np.clip(c + delta, lower, upper)
+    y = np.abs(z * np.exp(-1j * (A @ c)))
+    ok = y > 1e-3 * y.max()
+    if ok.sum() < 3:
+        return None
+    slope = np.polyfit(r2[idx][ok], np.log(y[ok]), 1)[0]
+    if not slope < 0:
+        return None
+    std = np.minimum(np.sqrt(-2.0 * slope), 0.5 * (upper - lower))
+    return c, std
+
+
+# ---------------------------------------------------------------------------------- objectives
+
+
+def atom_correlation(family, theta, r_real, r_imag):
+    """-Re(a^H r) / ||a|| and its gradient for one atom theta (n_params,)."""
+    P, amp = family.phases(theta[None, :])
+    m = P.shape[1]
+    Gr = np.empty((1, m)) if amp is not None else None
+    Gi = np.empty((1, m))
+    corr, sq = np.empty(1), np.empty(1)
+    _core.atom_terms(P, amp, None, r_real, r_imag, Gr, Gi, corr, sq)
+    # ||a|| clamped below at 1e-15 sqrt(n_params) (notes seed003 pitfall 11): atoms of huge
+    # variance vanish numerically
+    norm = max(math.sqrt(sq[0]), 1e-15 * math.sqrt(family.n_params))
+    g, n = corr[0], norm
+    dP = -Gi / n  # d(-g/n)/dP
+    dQ = None
+    if amp is not None:  # dg/dQ = -Gr/2, dn/dQ = -amp^2 / (2n)
+        dQ = (0.5 * Gr) / n + g * (-(amp * amp) / (2 * n)) / (n * n)
+    grad = family.chain(theta[None, :], dP, dQ)[0]
+    return -g / n, grad
+
+
+def mixture_objective(family, theta, alpha, problem, want_grad=True):
+    """F = ||z - sum_k alpha_k a(theta_k)||^2 and its gradients (theta: k x n_params)."""
+    P, amp = family.phases(theta)
+    k, m = P.shape
+    Gi = np.empty((k, m)) if want_grad else None
+    Gr = np.empty((k, m)) if want_grad and amp is not None else None
+    g_alpha = np.empty(k)
+    F = _core.atom_terms(P, amp, np.ascontiguousarray(alpha, dtype=np.float64), problem.zr, problem.zi, Gr, Gi,
+                         g_alpha, None)
+    if not want_grad:
+        return F
+    dP = -2.0 * alpha[:, None] * Gi
+    dQ = alpha[:, None] * Gr if amp is not None else None
+    return F, family.chain(theta, dP, dQ), g_alpha
+
+
+def atom_matrix(family, theta):
+    """The atoms as an (m, k) complex matrix."""
+    P, amp = family.phases(theta)
+    c, s = _core.sincos(P.reshape(-1))
+    A = (c + 1j * s).reshape(P.shape)
+    if amp is not None:
+        A = A * amp
+    return A.T
+
+
+def nnls(A, z):
+    """argmin_{x >= 0} ||z - A x|| for complex A (m x k) and z: real and imaginary parts
+    stacked (notes seed003 sec. 2.2)."""
+    M = np.concatenate([A.real, A.imag])
+    b = np.concatenate([z.real, z.imag])
+    x, _ = scipy.optimize.nnls(M, b, maxiter=50 * M.shape[1])
+    return x
+
+
+class IsotropicGaussianAtoms:
+    """Isotropic Gaussians N(mu, s2 I): a_j = exp(i omega_j^T mu - s2 |omega_j|^2 / 2).
+
+    theta = (mu, s2), d + 1 parameters; mu in the box, s2 in [1e-8, 0.25] times the mean
+    squared width of the box. Unlike DiagonalGaussianAtoms it needs only the squared
+    norms of the frequencies (m numbers), never the d x m matrix Omega o Omega, so it
+    works with structured operators at any size.
+    """
+
+    def __init__(self, problem, lower, upper):
+        self.problem = problem
+        self.lower = np.asarray(lower, dtype=np.float64)
+        self.upper = np.asarray(upper, dtype=np.float64)
+        width2 = float(np.mean((self.upper - self.lower) ** 2))
+        self.s2_lower, self.s2_upper = 1e-8 * width2, 0.25 * width2
+        self.n_params = problem.d + 1
+        d = problem.d
+        sq = np.zeros(problem.m)
+        for start in range(0, d, 32):  # |omega_j|^2 from Omega^T e_l, 32 coordinates at a time
+            rows = problem.apply(np.eye(d)[start : start + 32])
+            sq += np.einsum("ij,ij->j", rows, rows)
+        self.omega_sq_norms = sq
+
+    def bounds(self):
+        return list(zip(self.lower, self.upper)) + [(self.s2_lower, self.s2_upper)]
+
+    def random(self, rng, size, proposal=None):
+        """`size` random atoms: means as DiracAtoms.random, widths log-uniform between
+        10^-2.5 and 10^-0.5 times the box's RMS width."""
+        mu = mixed_draw(rng, self.lower, self.upper, proposal, size)
+        s2 = self.s2_upper * 4.0 * (10.0 ** rng.uniform(-2.5, -0.5, size)) ** 2
+        return np.column_stack([mu, np.clip(s2, self.s2_lower, self.s2_upper)])
+
+    def phases(self, theta):
+        d = self.problem.d
+        P = self.problem.apply(theta[:, :d])
+        return P, np.exp(-0.5 * theta[:, d:] * self.omega_sq_norms[None, :])
+
+    def chain(self, theta, dP, dQ):
+        d_mu = self.problem.adjoint(dP)
+        d_s2 = dQ @ self.omega_sq_norms  # Q = s2 |omega|^2: dF/ds2 = sum_j dF/dQ_j |omega_j|^2
+        return np.column_stack([d_mu, d_s2])
+
+
+#: Atom families by name (what Decoder.decode's `atoms` names).
+ATOMS = {"dirac": DiracAtoms, "diagonal_gaussian": DiagonalGaussianAtoms, "isotropic_gaussian": IsotropicGaussianAtoms}
+
+
+@dataclasses.dataclass
+class MixtureSolution:
+    """The result of a decoder: atom parameters (k x n_params), weights summing to 1,
+    the residual ||z - A alpha|| (before normalizing the weights) and the restart it came
+    from."""
+
+    theta: np.ndarray
+    weights: np.ndarray
+    residual: float
+    restart: int
+    n_iter: int
+
+
+def screen(family, r, candidates):
+    """The normalized correlation Re(a^H r) / ||a|| of every candidate atom (rows)."""
+    P, amp = family.phases(candidates)
+    corr, sq = np.empty(P.shape[0]), np.empty(P.shape[0])
+    _core.atom_terms(P, amp, None, np.ascontiguousarray(r.real), np.ascontiguousarray(r.imag), None, None, corr, sq)
+    return corr / np.maximum(np.sqrt(sq), 1e-15 * math.sqrt(family.n_params))
+
+
+def refine_mixture(family, problem, theta, alpha, ftol, maxiter):
+    k, p = theta.shape
+    bounds = family.bounds() * k + [ALPHA_BOUNDS] * k
+
+    def fun(x):
+        th = x[: k * p].reshape(k, p)
+        al = x[k * p :]
+        F, g_theta, g_alpha = mixture_objective(family, th, al, problem)
+        return F, np.concatenate([g_theta.ravel(), g_alpha])
+
+    x0 = np.concatenate([theta.ravel(), np.clip(alpha, *ALPHA_BOUNDS)])
+    res = scipy.optimize.minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds,
+                                  options={"ftol": ftol, "maxiter": maxiter})
+    return res.x[: k * p].reshape(k, p), res.x[k * p :]
+
+

@@ -1,0 +1,214 @@
+r"""The one private-release path: a budget plan, the noisy count, the noisy sums, the record.
+
+Every private sketch is released here, by :func:`~pysketch.privacy.make_private` and by
+the estimators alike ([P] Lemmas 4 and 10; thesis Lemmas 8.2 and 8.10; notes seed000
+sec. 3.3 and 5):
+
+1. :func:`plan_release` fixes the mechanism (Laplace for delta = 0, the analytic
+   Gaussian otherwise) and the budget split: under ``'add_remove'`` (n private) the sum
+   gets ``gamma * epsilon`` and the count the rest, gamma minimizing the noise-to-signal
+   ratio at a public size (:func:`~pysketch.privacy.nsr.budget_split`); under
+   ``'replace'`` (n public) the whole epsilon goes to the sum;
+2. :meth:`ReleasePlan.release_count` noises the count (discrete Laplace, sensitivity 1),
+   or returns the public count;
+3. :func:`release` noises the sums with the mechanism calibrated by the map's
+   sensitivity (:func:`sketch_sensitivity`) and returns the
+   :class:`~pysketch.privacy.PrivateSketch` with its :class:`PrivacyRecord`.
+
+The caller charges the accountant before step 2.
+"""
+
+import dataclasses
+import numbers
+
+import numpy as np
+
+from .._checks import check_relation
+from ..sketch import Sketch
+from .accountant import charge
+from .mechanisms import Gaussian, Laplace, check_delta, check_epsilon, noise_source, noisy_count
+from .nsr import DEFAULT_C0, budget_split, n0
+from .private_sketch import PrivacyRecord, PrivateSketch
+from .subsampling import epsilon_before_subsampling
+
+__all__ = ["PrivacyRecord", "ReleasePlan", "make_private", "plan_release", "release", "sketch_sensitivity",
+           "DEFAULT_NSR_MAX"]
+
+#: NSR_max used to pick the public size at which the budget split is optimized when no
+#: lower bound on n is given (notes sec. 5: n0 = m max(1/NSR_max, 1/(eps sqrt NSR_max))).
+DEFAULT_NSR_MAX = 0.01
+MECHANISMS = ("auto", "laplace", "gaussian")
+
+
+@dataclasses.dataclass(frozen=True)
+class ReleasePlan:
+    """How a budget (epsilon, delta) is spent on a sketch under `neighbouring`: the
+    mechanism and the split between the sum and the count."""
+
+    epsilon: float
+    delta: float
+    neighbouring: str
+    mechanism: str
+    epsilon_sum: float
+    epsilon_count: float
+    split: float  # gamma: the sum's share of epsilon (1 under replace)
+
+    def with_budget(self, epsilon, delta):
+        """The same mechanism and split for another (epsilon, delta)."""
+        eps_count = epsilon - self.split * epsilon if self.neighbouring == "add_remove" else 0.0
+        return dataclasses.replace(self, epsilon=epsilon, delta=delta, epsilon_sum=epsilon - eps_count,
+                                   epsilon_count=eps_count)
+
+    @property
+    def sensitivity_norm(self):
+        return 1 if self.mechanism == "laplace" else 2
+
+    def release_count(self, n, source):
+        """The count to publish: n with discrete Laplace noise for epsilon_count under
+        add/remove, n itself (public) under replace."""
+        return noisy_count(n, self.epsilon_count, source) if self.epsilon_count > 0 else int(n)
+
+
+def make_private(sketch, epsilon, delta=0.0, *, neighbouring="add_remove", mechanism="auto", split=None,
+                 n_lower=None, sensitivity=None, features_per_record=None, data_norm=None, accountant=None,
+                 data_fraction=None, insecure_seed=None):
+    """Release `sketch` with (epsilon, delta)-differential privacy.
+
+    Parameters
+    ----------
+    sketch : Sketch
+        The clean sketch (never stored in the result).
+    epsilon : float > 0
+    delta : float in [0, 1)
+    neighbouring : {'add_remove', 'replace'}
+    mechanism : {'auto', 'laplace', 'gaussian'}
+        'auto': Laplace if delta == 0, else the analytic Gaussian.
+    split : float in (0, 1), optional
+        Share gamma of epsilon for the sum under add/remove (the count gets 1 - gamma).
+        Default: minimize the NSR at n = n_lower (or at n0(m, epsilon), notes sec. 5).
+    n_lower : float, optional
+        A public lower bound on n, used only to choose the split.
+    sensitivity : float, optional
+        Your own bound on the sum's sensitivity (L1 for Laplace, L2 for Gaussian) under
+        `neighbouring`, for custom maps; default: the closed form of
+        :func:`~pysketch.privacy.sensitivity.sum_sensitivity`.
+    features_per_record, data_norm : see ``sum_sensitivity``.
+    accountant : BudgetAccountant or diffprivlib BudgetAccountant, optional
+        Charged (epsilon, delta) before any noise is drawn; refuses an overspend.
+    data_fraction : float in (0, 1], optional
+        The sketch was made from a secret Poisson subsample of the data keeping each record
+        with this probability (pysketch.privacy.subsampling.poisson_subsample): the noise is
+        calibrated at eps' = log(1 + (e^eps - 1)/beta), delta' = delta/beta, so that the
+        release is (epsilon, delta)-DP for the whole dataset (amplification, add/remove
+        only). The mean is that of the subsample.
+    insecure_seed : None or int
+        None: noise from OS entropy. An int: reproducible, **insecure** noise (tests).
+    """
+    if isinstance(sketch, PrivateSketch):
+        raise TypeError("sketch is already private")
+    if not isinstance(sketch, Sketch):
+        raise TypeError(f"sketch must be a pysketch.Sketch, got {type(sketch).__name__}")
+    if features_per_record is None and sketch.subsampling is not None:
+        features_per_record = sketch.subsampling["r"]
+    plan = plan_release(sketch.feature_map.m, epsilon, delta, neighbouring=neighbouring, mechanism=mechanism,
+                        split=split, n_lower=n_lower, features_per_record=features_per_record)
+    if sensitivity is None:
+        sensitivity = sketch_sensitivity(sketch, plan.sensitivity_norm, neighbouring, data_norm=data_norm)
+    charge(accountant, plan.epsilon, plan.delta, "make_private")
+    source = noise_source(insecure_seed)
+    amplification = {}
+    if data_fraction is not None:
+        if neighbouring != "add_remove":
+            raise ValueError("data_fraction (Poisson subsampling amplification) is for neighbouring='add_remove'")
+        eps_cal = epsilon_before_subsampling(plan.epsilon, data_fraction)
+        delta_cal = plan.delta / data_fraction
+        if delta_cal >= 1:
+            raise ValueError(f"delta / data_fraction = {delta_cal} must be < 1")
+        # calibrated at (eps', delta'), the split kept; the record states the guarantee for
+        # the whole dataset, after amplification
+        amplification = dict(epsilon=float(plan.epsilon), delta=float(plan.delta),
+                             data_fraction=float(data_fraction), epsilon_before_amplification=float(eps_cal),
+                             delta_before_amplification=float(delta_cal))
+        plan = plan.with_budget(eps_cal, delta_cal)
+    return release(sketch, plan, source, sensitivity=sensitivity, features_per_record=features_per_record,
+                   **amplification)
+
+
+def plan_release(m, epsilon, delta=0.0, *, neighbouring="add_remove", mechanism="auto", split=None, n_lower=None,
+                 nsr_max=DEFAULT_NSR_MAX, features_per_record=None):
+    """The ReleasePlan of a sketch of m frequencies (arguments as in make_private; nsr_max
+    sets the public size n0(m, epsilon, nsr_max) at which the split is optimized when
+    n_lower is not given)."""
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, positive=False)
+    check_relation(neighbouring)
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"mechanism must be 'auto', 'laplace' or 'gaussian', got {mechanism!r}")
+    if mechanism == "auto":
+        mechanism = "laplace" if delta == 0 else "gaussian"
+    if mechanism == "gaussian" and delta == 0:
+        raise ValueError("mechanism='gaussian' needs delta > 0")
+    if mechanism == "laplace":
+        delta = 0.0  # Laplace is pure epsilon-DP: no delta is spent
+    if split is not None:
+        if isinstance(split, (bool, np.bool_)) or not isinstance(split, numbers.Real) or not 0 < split < 1:
+            raise ValueError(f"split must be a number in (0, 1), got {split!r}")
+    if n_lower is not None and (not isinstance(n_lower, numbers.Real) or not n_lower >= 1):
+        raise ValueError(f"n_lower must be a number >= 1, got {n_lower!r}")
+    if neighbouring == "replace":
+        gamma = 1.0
+    elif split is not None:
+        gamma = float(split)
+    else:
+        n_ref = n_lower if n_lower is not None else n0(m, epsilon, nsr_max)
+        gamma = budget_split(m, epsilon, n_ref, delta=delta, mechanism=mechanism,
+                             features_per_record=features_per_record, c0=DEFAULT_C0)
+    plan = ReleasePlan(epsilon=epsilon, delta=delta, neighbouring=neighbouring, mechanism=mechanism,
+                       epsilon_sum=epsilon, epsilon_count=0.0, split=gamma)
+    return plan.with_budget(epsilon, delta)
+
+
+def sketch_sensitivity(sketch, norm, neighbouring, *, data_norm=None):
+    """The sensitivity of `sketch`'s sum: its map's, with the features per record of its
+    subsampling. Bernoulli masks (a random number of features per record) have no closed
+    form here: ValueError (give the sensitivity yourself)."""
+    sub = sketch.subsampling
+    if sub is not None and sub["scheme"] == "bernoulli":
+        # a random number of features per record: [P] Lemma 15 gives more noise than the
+        # exactly-r tables (notes sec. 4.4); not implemented as a closed form here
+        raise ValueError("sketches with Bernoulli feature masks need an explicit sensitivity (the exactly-r "
+                         "closed forms do not apply); use scheme='uniform' or 'blocks'")
+    r = None if sub is None else sub["r"]
+    return sketch.feature_map.sensitivity(norm, neighbouring, features_per_record=r, data_norm=data_norm)
+
+
+def release(sketch, plan, source, *, count=None, sensitivity=None, data_norm=None, features_per_record=None,
+            **record):
+    """The PrivateSketch of `sketch` under `plan`: the count released first (unless the
+    already released `count` is given), then the sum with the plan's mechanism at its
+    epsilon_sum for `sensitivity` (default: `sketch_sensitivity`). Extra keyword
+    arguments go into the PrivacyRecord (epsilon_pilot, amplification entries, or an
+    epsilon that includes other releases). The caller has charged the budget."""
+    if len(sketch.sums) != 1:
+        raise ValueError(f"this release path noises one sum; the sketch holds {tuple(sketch.sums)}")
+    if count is None:
+        count = plan.release_count(sketch.count, source)
+    if sensitivity is None:
+        sensitivity = sketch_sensitivity(sketch, plan.sensitivity_norm, plan.neighbouring, data_norm=data_norm)
+    if features_per_record is None and sketch.subsampling is not None:
+        features_per_record = sketch.subsampling["r"]
+    if plan.mechanism == "laplace":
+        mech = Laplace(plan.epsilon_sum, sensitivity, insecure_seed=source)
+    else:
+        mech = Gaussian(plan.epsilon_sum, plan.delta, sensitivity, insecure_seed=source)
+    noisy = mech.randomise(sketch.sum)
+    fields = dict(
+        epsilon=float(plan.epsilon), delta=float(plan.delta), neighbouring=plan.neighbouring,
+        mechanism=plan.mechanism, epsilon_sum=float(plan.epsilon_sum), epsilon_count=float(plan.epsilon_count),
+        sensitivity_sum=float(sensitivity), sensitivity_norm=plan.sensitivity_norm,
+        noise_scale_sum=float(mech.effective_scale_),
+        noise_scale_count=1.0 / plan.epsilon_count if plan.epsilon_count > 0 else 0.0,
+        features_per_record=features_per_record, secure_noise=bool(source.secure),
+    )
+    fields.update(record)
+    return PrivateSketch(sketch.feature_map, noisy, count, PrivacyRecord(**fields), subsampling=sketch.subsampling)
