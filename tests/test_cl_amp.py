@@ -347,7 +347,7 @@ def test_decodes_thesis_mixture_and_recovers_tau():
 
 
 def test_default_init_variance_copes_with_a_large_kernel_scale():
-    """sigma_k^2 = 2.49 (what pysketch.scale.kernel_scale picks for this data): the initial
+    """sigma_k^2 = 2.49 (what pysketch.kernel_scale.kernel_scale picks for this data): the initial
     variance min(sigma_k^2, spread of the box) decodes (with sigma_k^2 itself, as the thesis
     does, this sketch ends at 1.20 x the true-centre MSE)."""
     X, p, fm, sk = _thesis_problem(0, sigma2=2.49)

@@ -21,7 +21,7 @@ if parametrize_with_checks is not None:
     # The checks fit on tiny arbitrary data (a few dozen uniform or constant records) where
     # the kernel-scale pilot rightly warns that its estimate is poor; that warning is not
     # what the checks test.
-    @pytest.mark.filterwarnings("ignore::pysketch.scale.ScaleWarning")
+    @pytest.mark.filterwarnings("ignore::pysketch.kernel_scale.ScaleWarning")
     @parametrize_with_checks([CompressiveKMeans(n_clusters=3), CompressiveGaussianMixture(n_components=2)])
     def test_scikit_learn_estimator_checks(estimator, check):
         # Every check applies and passes: none is marked expected-to-fail.

@@ -599,7 +599,7 @@ def test_private_pilot_spread_and_auto_scale():
 
     from pysketch.estimators import PRIVATE_PILOT_SHARE, CompressiveKMeans
     from pysketch.privacy.moments import private_mean_and_spread
-    from pysketch.scale import KMEANS_SEPARATION_FACTOR, expected_separation
+    from pysketch.kernel_scale import KMEANS_SEPARATION_FACTOR, expected_separation
     rng = np.random.default_rng(0)
     X = rng.normal(1.0, 2.0, size=(50_000, 4))
     lo, hi = np.full(4, -12.0), np.full(4, 12.0)

@@ -1,7 +1,7 @@
 r"""k-means: the chunked nearest-centre scan, k-means++ seeding and Lloyd's algorithm.
 
 The one k-means library of the package: :mod:`pysketch.metrics` computes its SSE and the
-relative SSE's baseline with it, and :mod:`pysketch.scale` (the separation estimate of
+relative SSE's baseline with it, and :mod:`pysketch.kernel_scale` (the separation estimate of
 the kernel scale) runs it on its pilot. See :mod:`pysketch.metrics` for how distances
 are computed accurately (a common shift, then the chosen centre's distance directly).
 

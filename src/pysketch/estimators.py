@@ -23,6 +23,7 @@ from .decoders import DECODERS, DecodingProblem
 from .features import make_feature_map
 from .frequencies import FrequencyLaw, make_law
 from .metrics import gaussian_mixture_log_likelihood, gaussian_mixture_log_prob_components
+from .pilot import sample_pilot
 from .sketch import Sketch
 
 __all__ = ["BoundsWarning", "CompressiveKMeans", "CompressiveGaussianMixture"]
@@ -78,7 +79,7 @@ class _CompressiveMixture(BaseEstimator):
             return float(ks)
         if ks == "auto" and self._scale_is_spread():
             return _pilot_spread(X, self.pilot_size, rng)
-        from .scale import kernel_scale as auto_scale  # reads a pilot of the data
+        from .kernel_scale import kernel_scale as auto_scale  # reads a pilot of the data
 
         method = "separation" if ks == "separation" else ("sketch" if ks == "sketch" else "auto")
         return float(auto_scale(X, self._n_atoms(), method=method, task=self._task, pilot_size=self.pilot_size,
@@ -97,7 +98,7 @@ class _CompressiveMixture(BaseEstimator):
         """The scale from the data's spread (the private pilot's release): the thesis's
         separation rule (4.14) for the centers, 0.8 times the expected minimum
         separation of k centres of spread s in dimension d."""
-        from .scale import KMEANS_SEPARATION_FACTOR, expected_separation
+        from .kernel_scale import KMEANS_SEPARATION_FACTOR, expected_separation
 
         return KMEANS_SEPARATION_FACTOR * expected_separation(k, d, spread)
 
@@ -346,8 +347,7 @@ class _Timer:
 def _pilot_spread(X, pilot_size, rng):
     """The root of the average per-coordinate variance of a pilot of at most
     `pilot_size` records drawn without replacement (the scale of multi-scale laws)."""
-    n = X.shape[0]
-    P = X if n <= pilot_size else X[np.sort(rng.choice(n, size=pilot_size, replace=False))]
+    P = sample_pilot(X, pilot_size, rng, None)
     spread = float(np.sqrt(np.mean(np.var(P, axis=0))))
     if not spread > 0:
         raise ValueError("kernel_scale='auto': the pilot's records are all equal (spread 0); pass a number")
@@ -473,7 +473,7 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     ``kernel_scale='auto'`` a share PRIVATE_PILOT_SHARE (5%) of epsilon first releases the
     data's spread s (pysketch.privacy.moments: noisy count, sum and sum of squares in the
     public box) and the scale is 0.8 times the expected minimum separation of k centres
-    of spread s in dimension d (thesis eq. (4.14); pysketch.scale.expected_separation);
+    of spread s in dimension d (thesis eq. (4.14); pysketch.kernel_scale.expected_separation);
     a number given as kernel_scale costs nothing; 'separation' or 'sketch' read a raw
     pilot and warn with a PrivacyLeakWarning. `labels_` and `inertia_` are computed from
     the raw data for the caller and are not private.

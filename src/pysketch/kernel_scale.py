@@ -51,14 +51,13 @@ for :math:`\beta > 0` with the same seed (thesis sec. 4.2.2; notes 1.6 item 7): 
 pilot is centred and expressed in a power-of-two unit of its own spread before anything
 else, and every further step (initial value, frequencies, fit, k-means) is relative.
 
-Data: ``X`` is a 2-D array-like ``(n, d)``; an object with a ``shape`` and fancy row
+Data (read by :mod:`pysketch.pilot`, the data access of the estimates): ``X`` is a 2-D array-like ``(n, d)``; an object with a ``shape`` and fancy row
 indexing (a NumPy array, a ``numpy.memmap``, an h5py dataset, a dask array; a data frame
 through ``.iloc``) is read through ``X[rows]`` with the ``n0`` sampled row indices sorted,
 so only the pilot rows are loaded. An iterator of batches cannot be subsampled without being consumed: pass
 ``pilot=`` (an array of records, e.g. the first batch or a reservoir sample) instead.
 """
 
-import collections.abc
 import dataclasses
 import math
 import numbers
@@ -69,9 +68,9 @@ from scipy import optimize
 
 from . import cluster
 from ._checks import check_int as _check_int
-from ._checks import real_array as _real_array
 from ._random import as_generator
 from .features import make_feature_map
+from .pilot import DEFAULT_PILOT_SIZE, draw_pilot, sample_pilot
 from .frequencies import (
     ADAPTED_RADIUS_SECOND_MOMENT,
     AdaptedRadiusLaw,
@@ -95,8 +94,6 @@ __all__ = [
     "separation_scale",
 ]
 
-#: Default number of records in the pilot (``n0``, as in Keriven et al.'s experiments).
-DEFAULT_PILOT_SIZE = 5000
 
 #: Default frequencies per box of :func:`estimate_sigma2_sketch`: ``m0 = 25 * n_boxes``
 #: (500 for the default 20 boxes). The largest modulus of a box estimates the envelope
@@ -217,121 +214,6 @@ def _check_choice(value, name, allowed):
     return value
 
 
-def _table_shape(X, name):
-    """(n, d) of an object read by row indexing, or None if X must go through asarray."""
-    if isinstance(X, np.ndarray) or (hasattr(X, "shape") and hasattr(X, "__getitem__")):
-        shape = tuple(X.shape)
-        if len(shape) != 2:
-            hint = " (use .reshape(-1, 1) for a single feature)" if len(shape) == 1 else ""
-            raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {shape}{hint}")
-        return int(shape[0]), int(shape[1])
-    return None
-
-
-def _take_rows(table, rows):
-    """table[rows] for arrays, memmaps, h5py and dask arrays; .iloc for data frames."""
-    if hasattr(table, "iloc"):
-        return table.iloc[rows] if rows is not None else table
-    return table[rows] if rows is not None else table[:]
-
-
-def _as_real_rows(A, name, rows=None):
-    """A 2-D float64 C-contiguous copy-or-view of A, checked real, non-empty and finite.
-    `rows`: the data row of each row of A, for the error message."""
-    A = _real_array(A, name)
-    if A.ndim != 2:
-        hint = " (use .reshape(-1, 1) for a single feature)" if A.ndim == 1 else ""
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {A.shape}{hint}")
-    if A.shape[0] < 1 or A.shape[1] < 1:
-        raise ValueError(f"{name} must have at least one row and one column; got shape {A.shape}")
-    A = np.ascontiguousarray(A, dtype=np.float64)
-    if not np.isfinite(A).all():
-        bad = int(np.flatnonzero(~np.isfinite(A).all(axis=1))[0])
-        row = bad if rows is None else int(rows[bad])
-        raise ValueError(f"{name} contains NaN or infinity (row {row}, read for the pilot)")
-    return A
-
-
-def draw_pilot(X, n0=DEFAULT_PILOT_SIZE, random_state=None, *, pilot=None):
-    """The pilot: a uniform random subsample of at most `n0` records of `X`, as float64.
-
-    **Reads raw records**: whatever is computed from the pilot is not private and must be
-    charged to the privacy budget (see the module docstring).
-
-    Parameters
-    ----------
-    X : array-like of shape (n, d), memmap, or None
-        The data. An object with a ``shape`` and row indexing (ndarray, memmap, h5py or
-        dask array) is read only at the sampled rows (``X[sorted_rows]``); other
-        array-likes (lists of rows) are converted whole. Ignored when `pilot` is given
-        (it may then be an iterator of batches, or None).
-    n0 : int
-        Maximum pilot size, >= 1. If the data has at most `n0` rows, all are used (in
-        their order); otherwise `n0` distinct rows are drawn uniformly without replacement
-        and read in increasing row order.
-    random_state : None, int, SeedSequence, Generator or RandomState
-        Draws the rows (see :func:`pysketch._random.as_generator`).
-    pilot : array-like of shape (p, d), optional
-        Explicit records to draw the pilot from instead of `X` (needed when `X` is an
-        iterator of batches, which cannot be sampled without being consumed). If it has
-        more than `n0` rows, `n0` are drawn from it as from `X`.
-
-    Returns
-    -------
-    ndarray of shape (min(n, n0), d), float64
-
-    Raises
-    ------
-    TypeError
-        If X is an iterator and no pilot is given, or holds non-real values.
-    ValueError
-        Wrong shape, no rows, NaN or infinity in the pilot rows.
-    """
-    n0 = _check_int(n0, "n0")
-    rng = as_generator(random_state)
-    return _draw_pilot(X, n0, rng, pilot)
-
-
-def _draw_pilot(X, n0, rng, pilot):
-    name = "X"
-    source = X
-    if pilot is not None:
-        name, source = "pilot", pilot
-        if X is not None and not isinstance(X, collections.abc.Iterator):
-            shape = _table_shape(X, "X")
-            pshape = np.shape(pilot)
-            if shape is not None and len(pshape) == 2 and pshape[1] != shape[1]:
-                raise ValueError(
-                    f"pilot must have the {shape[1]} columns of X; got shape {tuple(pshape)}"
-                )
-    elif X is None:
-        raise TypeError("X must be a 2-D array-like of records (or give pilot=); got None")
-    elif isinstance(source, collections.abc.Iterator) or (
-        not hasattr(source, "shape") and not isinstance(source, collections.abc.Sequence)
-    ):
-        raise TypeError(
-            f"X of type {type(source).__name__} cannot be subsampled without being consumed "
-            "(an iterator or iterable of batches): pass pilot=<a 2-D array of records> "
-            "(e.g. the first batch, or a reservoir sample) for the scale estimate"
-        )
-    shape = _table_shape(source, name)
-    if shape is None:  # lists of rows and other array-likes: converted whole
-        A = _as_real_rows(source, name)
-        n = A.shape[0]
-        if n > n0:
-            A = A[np.sort(rng.choice(n, size=n0, replace=False))]
-        return np.ascontiguousarray(A)
-    n, d = shape
-    if n < 1 or d < 1:
-        raise ValueError(f"{name} must have at least one row and one column; got shape {(n, d)}")
-    if n <= n0:
-        return _as_real_rows(_take_rows(source, None), name)
-    # Floyd-style sampling without replacement (O(n0) for any n), read in increasing order
-    # (sequential on disk; h5py needs increasing indices).
-    rows = np.sort(rng.choice(n, size=n0, replace=False))
-    return _as_real_rows(_take_rows(source, rows), name, rows)
-
-
 def _standardize(P, name):
     """Centre the pilot and express it in a power-of-two unit close to its RMS spread.
 
@@ -363,7 +245,7 @@ def _standardize(P, name):
 def _prepare(X, n0, rng, pilot):
     """Draw the pilot and standardize it: (Z, unit, var, name)."""
     n0 = _check_int(n0, "n0")
-    P = _draw_pilot(X, n0, rng, pilot)
+    P = sample_pilot(X, n0, rng, pilot)
     name = "X" if pilot is None else "pilot"
     if P.shape[0] < 2:
         raise ValueError(f"{name} must have at least 2 records for a scale estimate; got {P.shape[0]}")

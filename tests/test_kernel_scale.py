@@ -1,4 +1,4 @@
-"""Tests of pysketch.scale: the kernel scale estimated from a pilot of the data.
+"""Tests of pysketch.kernel_scale: the kernel scale estimated from a pilot of the data.
 
 Properties checked: scale equivariance (thesis sec. 4.2.2), recovery of a known variance
 (Keriven et al.'s sketch estimate) and of a known separation (k-means on the pilot),
@@ -11,8 +11,8 @@ import warnings
 import numpy as np
 import pytest
 
-from pysketch import scale
-from pysketch.scale import (
+import pysketch.kernel_scale as scale
+from pysketch.kernel_scale import (
     GMM_SKETCH_FACTOR,
     KMEANS_SKETCH_FACTOR,
     ScaleEstimate,
