@@ -1,6 +1,6 @@
 """Per-record time of the feature-subsampled sketch against the full sketch.
 
-    python benchmarks/subsample_report.py [--dtypes float32,float64] [--trials 5] [--budget 0.2]
+    python benchmarks/reports/subsample_report.py [--dtypes float32,float64] [--trials 5] [--budget 0.2]
 
 Single thread. For each (d, m) in {(10, 1000), (64, 6400)} and r in {1, d, m/10, m}: the CPU
 time per record of FeatureMap.sketch_subsampled (complex features, dense operator, uniform

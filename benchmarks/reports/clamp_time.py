@@ -8,8 +8,8 @@ MSE / MSE(true centres); then the log-log slope of time vs k between the smalles
 largest k (the target is <= 2.3 between k = 10 and k = 100; CL-OMPR's is about 3), and the
 per-iteration slope (time / iterations).
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/clamp_time.py
-    OPENBLAS_NUM_THREADS=1 python benchmarks/clamp_time.py --k 10 20 50 100 --repeat 1
+    OPENBLAS_NUM_THREADS=1 python benchmarks/reports/clamp_time.py
+    OPENBLAS_NUM_THREADS=1 python benchmarks/reports/clamp_time.py --k 10 20 50 100 --repeat 1
 """
 
 import argparse

@@ -11,9 +11,9 @@ The kernel scale: ``--sigma2 X`` uses sigma_k^2 = X for every seed (the thesis o
 k = d = 10 is sigma_k^2 ~ sigma_inter^2 = 1, notes sec. 5); ``--sigma2 auto`` uses
 pysketch.scale.kernel_scale(X, k) (the estimators' default, no hand tuning).
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/clamp_quality.py --seeds 20
-    OPENBLAS_NUM_THREADS=1 python benchmarks/clamp_quality.py --seeds 20 --ratios 2 --sigma2 auto --no-clompr
-    OPENBLAS_NUM_THREADS=1 python benchmarks/clamp_quality.py --k 20 --d 60 --ratios 2 --no-clompr --seeds 5
+    OPENBLAS_NUM_THREADS=1 python benchmarks/quality/clamp_quality.py --seeds 20
+    OPENBLAS_NUM_THREADS=1 python benchmarks/quality/clamp_quality.py --seeds 20 --ratios 2 --sigma2 auto --no-clompr
+    OPENBLAS_NUM_THREADS=1 python benchmarks/quality/clamp_quality.py --k 20 --d 60 --ratios 2 --no-clompr --seeds 5
 """
 
 import argparse

@@ -1,6 +1,6 @@
 """Print a table of pysketch.fwht timings, and of the peers installed in the same environment.
 
-    python benchmarks/fwht_report.py [--min-log-n 6] [--max-log-n 20] [--budget 0.25] [--no-long-rows]
+    python benchmarks/reports/fwht_report.py [--min-log-n 6] [--max-log-n 20] [--budget 0.25] [--no-long-rows]
 
 For every n = 2^k and dtype, a batch of rows (about 2^17 elements, at least one row) is
 transformed on ONE thread, many times; each trial starts from the same data (restored

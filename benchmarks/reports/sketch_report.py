@@ -1,6 +1,6 @@
 """Print pysketch's performance report, one section per kernel family.
 
-    python benchmarks/sketch_report.py [--sections sincos] [--budget 0.3] [--levels best,avx2]
+    python benchmarks/reports/sketch_report.py [--sections sincos] [--budget 0.3] [--levels best,avx2]
 
 Every number is single-threaded, the best of many short trials (the machine may be shared),
 divided by the number of elements: nanoseconds per element (lower is better).

@@ -9,7 +9,7 @@ kernel scale from the separation rule, as ``CompressiveKMeans`` chooses it):
 Prints the CPU time (``time.process_time``, all threads) of each of `--repeat` decodes and
 the best, with the RSE of the decoded centers. Run with BLAS and pysketch on one thread::
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/decode_time.py
+    OPENBLAS_NUM_THREADS=1 python benchmarks/reports/decode_time.py
 """
 
 import argparse

@@ -1,6 +1,6 @@
 """How close the transforms come to what this CPU can issue: a measured lower bound per kernel.
 
-    python benchmarks/issue_bound.py [--budget 0.3]
+    python benchmarks/reports/issue_bound.py [--budget 0.3]
 
 For the fast Walsh-Hadamard transform of 2^10 values (float32 and float64) and for one R3
 block at d = 1024 (three transforms and four diagonal products), the script counts the

@@ -11,8 +11,8 @@ epsilon on the data's spread, then the same rule). RSE = SSE / SSE of k-means++ 
 
 Usage::
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/private_quality.py --d 10 --epsilon 1 0.1 --seeds 10
-    OPENBLAS_NUM_THREADS=1 python benchmarks/private_quality.py --d 10 --epsilon 0.1 --delta 1e-7
+    OPENBLAS_NUM_THREADS=1 python benchmarks/quality/private_quality.py --d 10 --epsilon 1 0.1 --seeds 10
+    OPENBLAS_NUM_THREADS=1 python benchmarks/quality/private_quality.py --d 10 --epsilon 0.1 --delta 1e-7
 """
 
 import argparse

@@ -87,12 +87,12 @@ choices.
 
 Usage::
 
-    python benchmarks/real_quality.py                        # all 12 configurations, 5 seeds
-    python benchmarks/real_quality.py --quick                # CI smoke run
-    python benchmarks/real_quality.py --sets us_cities:10 digits --methods sklearn,pysketch-clean
-    python benchmarks/real_quality.py --sets image_patches_8x8:20 --seeds 3 --json out.json
+    python benchmarks/quality/real_quality.py                        # all 12 configurations, 5 seeds
+    python benchmarks/quality/real_quality.py --quick                # CI smoke run
+    python benchmarks/quality/real_quality.py --sets us_cities:10 digits --methods sklearn,pysketch-clean
+    python benchmarks/quality/real_quality.py --sets image_patches_8x8:20 --seeds 3 --json out.json
     PYSKETCH_GOOGLE_DP_LEARNING=/path/to/differential-privacy/learning \
-        python benchmarks/real_quality.py --sets us_cities:10 --methods sklearn,google-lsh \
+        python benchmarks/quality/real_quality.py --sets us_cities:10 --methods sklearn,google-lsh \
         --max-rows 5000
 """
 

@@ -14,7 +14,7 @@ Models:
 
 Usage::
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/kmeans_quality.py --d 10 64 --model A B --seeds 10
+    OPENBLAS_NUM_THREADS=1 python benchmarks/quality/kmeans_quality.py --d 10 64 --model A B --seeds 10
 
 (BLAS on one thread: the decoder's small products run faster that way, and this machine
 has 2 cores; pysketch's own sketching threads are not affected.)

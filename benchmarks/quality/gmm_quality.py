@@ -9,7 +9,7 @@ log-likelihood per record of both and of the true mixture, and their difference.
 
 Usage::
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/gmm_quality.py --seeds 10
+    OPENBLAS_NUM_THREADS=1 python benchmarks/quality/gmm_quality.py --seeds 10
 """
 
 import argparse
