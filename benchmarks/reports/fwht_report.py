@@ -61,8 +61,9 @@ def best_times_ns(fns, data, buffer, budget_s, min_rounds=5, max_rounds=400, set
 def measure(n, dtype, budget_s):
     rows = max(1, BATCH_ELEMENTS // n)
     data = np.random.default_rng(n).standard_normal((rows, n)).astype(dtype)
-    # Rows on 64-byte boundaries, the same buffer for all contenders: rows 16 bytes off one
-    # (where numpy usually puts large arrays) cost an in-place transform 1.1x to 1.45x.
+    # Rows on 64-byte boundaries, the same buffer for all contenders: rows 16 bytes past one
+    # (where numpy usually puts large arrays) make an in-place transform slower; asv's
+    # FwhtAlignment (benchmarks/asv/bench_fwht.py) times both.
     buffer = pysketch.empty_aligned(data.shape, dtype)
     fwht = pysketch.fwht
     fns = {
