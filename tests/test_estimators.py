@@ -45,7 +45,7 @@ def blobs():
 
 def test_kmeans_matches_kmeans_plus_plus_on_clustered_data(blobs):
     # RSE = SSE / SSE of k-means++ (best of 3). On this model the target is a
-    # median <= 1.05 at n = 1e5 (benchmarks/kmeans_quality.py); here every one of 3 seeds
+    # median <= 1.05 at n = 1e5 (benchmarks/quality/kmeans_quality.py); here every one of 3 seeds
     # must be within 1.10 (a wrong center costs far more: one missed cluster of 5 gives
     # an RSE of about 2).
     _, base = kmeans_plus_plus(blobs, 5, n_init=3, random_state=0)

@@ -1,4 +1,4 @@
-"""The real-data quality benchmark (benchmarks/real_quality.py): its quick CI mode end to
+"""The real-data quality benchmark (benchmarks/quality/real_quality.py): its quick CI mode end to
 end, and its RSE, summary and target logic on hand-made numbers."""
 
 import importlib.util
@@ -15,7 +15,7 @@ import pytest
 from pysketch.metrics import sse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPT = os.path.join(ROOT, "benchmarks", "real_quality.py")
+SCRIPT = os.path.join(ROOT, "benchmarks", "quality", "real_quality.py")
 
 
 def _load_bench():

@@ -432,7 +432,7 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
         (clusters of unequal size and spread, heavy tails, continua such as image patches)
         'coreset' is far more robust (median RSE 1.06-1.41 on six real data sets where
         CL-OMPR gives 1.31-24.9), except on digits (1.22 against 1.04): see
-        benchmarks/real_quality.py and the issue 14 note.
+        benchmarks/quality/real_quality.py and the issue 14 note.
     n_init : int, default 3
         Restarts (CL-OMPR) or random initializations (CL-AMP); the one whose mixture is closest to the sketch is kept.
         (Measured on the acceptance data, 10 seeds: 3 restarts give the same median RSE

@@ -128,7 +128,7 @@ KMEANS_SKETCH_FACTOR = 1.4
 #: The thesis's rule sigma_kappa ~ epsilon (sec. 4.3, 4.4) would be 1.0. In the decoder
 #: runs above 0.8 succeeded more often (RSE < 1.1 in 57 of 64 runs, 1.0: 48 of 64; and
 #: 16 of 18 vs 13 of 18 with k = 5 and 20, where the sketch rule with 1.4 had 9 of 18).
-#: Validated with CompressiveKMeans's defaults (benchmarks/kmeans_quality.py, n = 1e5,
+#: Validated with CompressiveKMeans's defaults (benchmarks/quality/kmeans_quality.py, n = 1e5,
 #: k = 10, m = 10kd, 10 seeds; median / 90th percentile RSE, factor 0.8 vs 1.0):
 #: centers N(0, 4 I) d = 10: 1.011 / 1.023 vs 1.015 / 1.046; d = 64: 1.0011 / 1.0012 vs
 #: 1.012 / 1.023; thesis model s = 2.5 d = 10: 1.0044 / 1.0064 vs 1.0065 / 1.035;

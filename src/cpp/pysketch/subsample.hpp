@@ -392,7 +392,7 @@ inline std::vector<std::uint32_t> record_mask(const MaskSpec &spec, Key key, std
 //   strips  (otherwise): dense.hpp's tiles of phases (16 records x a strip of columns, Omega
 //           streamed as in the full sketch), from which the chosen ones are picked. Per chosen
 //           feature this costs m / r streamed multiply-adds instead of d gathered ones, which
-//           is less once r is more than about m / 32 (measured: benchmarks/subsample_report.py).
+//           is less once r is more than about m / 32 (measured: benchmarks/reports/subsample_report.py).
 // The nonlinearity and the accumulation see only the chosen features either way.
 
 inline constexpr std::size_t strip_ratio = 32;

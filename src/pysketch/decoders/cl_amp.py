@@ -547,7 +547,7 @@ def cl_amp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples
         given, sigma_box^2 the mean over the coordinates of (width / (2 sqrt(2 ln n)))^2 (the
         standard deviation of n Gaussian values from their range; n = n_samples, or 10^4 when
         unknown). This departs from the thesis on purpose: with sigma_k^2 above the spread of
-        the data the decoder fails (benchmarks/clamp_quality.py, k = d = 10, m = 2kd, the
+        the data the decoder fails (benchmarks/quality/clamp_quality.py, k = d = 10, m = 2kd, the
         estimators' default scale sigma_k^2 = 1.9-6.4: 3/20 successes with sigma_k^2, see the
         issue notes for the figures with this rule). Without bounds: sigma_k^2.
     n_init : int, default 5

@@ -1,7 +1,7 @@
 """k-means from a sketch through an over-complete mixture ("coreset" decoder).
 
 CL-OMPR fits k atoms to the sketch by the sketch's own distance (an MMD), and that is
-not the k-means cost: measured on real data (pysketch.datasets; benchmarks/real_quality.py
+not the k-means cost: measured on real data (pysketch.datasets; benchmarks/quality/real_quality.py
 and the note of issue 14) the k Diracs that fit the sketch best sit on the modes of
 the density, miss far and small clusters (an MMD costs a missed cluster of weight w
 about w^2, k-means w times its squared distance) and stop in local optima on continua

@@ -1,6 +1,6 @@
 """How close the transforms come to what this CPU can issue: a measured lower bound per kernel.
 
-    python benchmarks/issue_bound.py [--budget 0.3]
+    python benchmarks/reports/issue_bound.py [--budget 0.3]
 
 For the fast Walsh-Hadamard transform of 2^10 values (float32 and float64) and for one R3
 block at d = 1024 (three transforms and four diagonal products), the script counts the
@@ -40,16 +40,17 @@ import subprocess
 import sys
 import tempfile
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import _timing  # noqa: E402  (benchmarks/_timing.py)
+
+_timing.one_thread()  # before any BLAS or OpenMP library loads
 
 import numpy as np  # noqa: E402
 
 import pysketch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fwht_report import measure  # noqa: E402
-from sketch_report import best_ns  # noqa: E402
+from fwht_report import measure  # noqa: E402  (benchmarks/reports/fwht_report.py)
 
 # Operations per transform (see the docstring), per register width. Keys: perm (shuffle
 # within 128-bit lanes), lane (shuffle across them), fma (sign multiply-add of the
@@ -215,7 +216,7 @@ def measured_ns(name, budget):
     X = np.random.default_rng(0).standard_normal((64, 1024)).astype(np.float32)
     out = np.empty((64, 1024), np.float32)
     core = op._core
-    return best_ns(lambda: core.apply(X, out), budget, max_trials=5000) / 64
+    return _timing.best_ns(lambda: core.apply(X, out), budget, max_trials=5000) / 64
 
 
 def main(argv=None):

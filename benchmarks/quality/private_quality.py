@@ -11,12 +11,13 @@ epsilon on the data's spread, then the same rule). RSE = SSE / SSE of k-means++ 
 
 Usage::
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/private_quality.py --d 10 --epsilon 1 0.1 --seeds 10
-    OPENBLAS_NUM_THREADS=1 python benchmarks/private_quality.py --d 10 --epsilon 0.1 --delta 1e-7
+    OPENBLAS_NUM_THREADS=1 python benchmarks/quality/private_quality.py --d 10 --epsilon 1 0.1 --seeds 10
+    OPENBLAS_NUM_THREADS=1 python benchmarks/quality/private_quality.py --d 10 --epsilon 0.1 --delta 1e-7
 """
 
 import argparse
-import time
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -25,6 +26,9 @@ from pysketch.datasets import make_blobs_gaussian_centers
 from pysketch.estimators import CompressiveKMeans
 from pysketch.metrics import kmeans_plus_plus, sse
 from pysketch.scale import KMEANS_SEPARATION_FACTOR, expected_separation
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import _timing  # noqa: E402  (benchmarks/_timing.py)
 
 BOX = 10.0
 CENTER_STD = 2.0
@@ -38,11 +42,10 @@ def run(d, n, k, epsilon, delta, seeds, out=print, neighbouring="add_remove", ba
         _, base = kmeans_plus_plus(X, k, n_init=3, random_state=seed)
         est = CompressiveKMeans(k, kernel_scale=scale, epsilon=epsilon, delta=delta, bounds=(-BOX, BOX),
                                 neighbouring=neighbouring, random_state=seed)
-        t0 = time.process_time()
-        with warnings.catch_warnings():
+        with _timing.Stopwatch() as clock, warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # clipping of the few records outside the box
             est.fit(X)
-        t = time.process_time() - t0
+        t = clock.cpu
         rse.append(sse(X, est.cluster_centers_) / base)
         ms.append(est.sketch_.feature_map.m)
         extra = ""

@@ -1,6 +1,6 @@
 """Print a table of pysketch.fwht timings, and of the peers installed in the same environment.
 
-    python benchmarks/fwht_report.py [--min-log-n 6] [--max-log-n 20] [--budget 0.25] [--no-long-rows]
+    python benchmarks/reports/fwht_report.py [--min-log-n 6] [--max-log-n 20] [--budget 0.25] [--no-long-rows]
 
 For every n = 2^k and dtype, a batch of rows (about 2^17 elements, at least one row) is
 transformed on ONE thread, many times; each trial starts from the same data (restored
@@ -23,14 +23,15 @@ the threads pysketch uses by default, alternating, and prints the speed-up.
 """
 
 import argparse
-import importlib.metadata
 import math
 import os
 import platform
 import sys
-import time
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")  # before any OpenMP library loads
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import _timing  # noqa: E402  (benchmarks/_timing.py)
+
+_timing.one_thread()  # before any BLAS or OpenMP library loads
 
 import numpy as np  # noqa: E402
 
@@ -44,50 +45,25 @@ except ImportError:
 BATCH_ELEMENTS = 1 << 17
 
 
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def package_version(name):
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
 def best_times_ns(fns, data, buffer, budget_s, min_rounds=5, max_rounds=400, setups=None):
-    """Best of many short trials of each fn(buffer) in `fns` (a dict), in rounds: every round
-    times each contender once, in turn, so that all of them sample the same stretches of a
-    shared, noisy machine (whose speed can halve for seconds at a time) and their ratios
-    stay fair. buffer is reset to data before every trial, and setups[name]() (when given)
-    runs before it, both outside the timed region. budget_s is per contender."""
-    best = dict.fromkeys(fns, math.inf)
-    deadline = time.perf_counter() + budget_s * len(fns)
-    rounds = 0
-    while rounds < min_rounds or (rounds < max_rounds and time.perf_counter() < deadline):
-        for name, fn in fns.items():
-            if setups:
-                setups[name]()
-            np.copyto(buffer, data)
-            start = time.perf_counter_ns()
-            fn(buffer)
-            best[name] = min(best[name], time.perf_counter_ns() - start)
-        rounds += 1
-    return best
+    """Best time in ns of each fn(buffer) in `fns` (a dict), alternated round by round
+    (_timing.best_of); buffer is reset to data before every trial, and setups[name]() (when
+    given) runs before that, both outside the timed region. budget_s is per contender."""
+
+    def reset(name):
+        if setups:
+            setups[name]()
+        np.copyto(buffer, data)
+
+    return _timing.best_of(fns, budget_s, min_rounds, max_rounds, args=(buffer,), before=reset)
 
 
 def measure(n, dtype, budget_s):
     rows = max(1, BATCH_ELEMENTS // n)
     data = np.random.default_rng(n).standard_normal((rows, n)).astype(dtype)
-    # Rows on 64-byte boundaries, the same buffer for all contenders: rows 16 bytes off one
-    # (where numpy usually puts large arrays) cost an in-place transform 1.1x to 1.45x.
+    # Rows on 64-byte boundaries, the same buffer for all contenders: rows 16 bytes past one
+    # (where numpy usually puts large arrays) make an in-place transform slower; asv's
+    # FwhtAlignment (benchmarks/asv/bench_fwht.py) times both.
     buffer = pysketch.empty_aligned(data.shape, dtype)
     fwht = pysketch.fwht
     fns = {
@@ -145,10 +121,8 @@ def main(argv=None):
 
     all_threads = pysketch.get_num_threads()
     pysketch.set_num_threads(1)
-    print(f"pysketch {pysketch.__version__}: SIMD level {pysketch.simd_level()} (max {pysketch.max_simd_level()}), "
-          f"threads {pysketch.get_num_threads()}")
-    print(f"CPU: {cpu_model()} ({os.cpu_count()} logical CPUs)")
-    print(f"Python {platform.python_version()}, numpy {np.__version__}, fht_cpu {package_version('fht_cpu')}")
+    print("\n".join(_timing.header_lines()))
+    print(f"Python {platform.python_version()}, numpy {np.__version__}, fht_cpu {_timing.package_version('fht_cpu')}")
     print(f"Best of many trials per cell ({args.budget:g} s each); time per transform = best batch time / rows; "
           f"batches of ~{BATCH_ELEMENTS} elements")
     header = (

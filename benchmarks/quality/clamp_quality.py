@@ -11,14 +11,15 @@ The kernel scale: ``--sigma2 X`` uses sigma_k^2 = X for every seed (the thesis o
 k = d = 10 is sigma_k^2 ~ sigma_inter^2 = 1, notes sec. 5); ``--sigma2 auto`` uses
 pysketch.scale.kernel_scale(X, k) (the estimators' default, no hand tuning).
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/clamp_quality.py --seeds 20
-    OPENBLAS_NUM_THREADS=1 python benchmarks/clamp_quality.py --seeds 20 --ratios 2 --sigma2 auto --no-clompr
-    OPENBLAS_NUM_THREADS=1 python benchmarks/clamp_quality.py --k 20 --d 60 --ratios 2 --no-clompr --seeds 5
+    OPENBLAS_NUM_THREADS=1 python benchmarks/quality/clamp_quality.py --seeds 20
+    OPENBLAS_NUM_THREADS=1 python benchmarks/quality/clamp_quality.py --seeds 20 --ratios 2 --sigma2 auto --no-clompr
+    OPENBLAS_NUM_THREADS=1 python benchmarks/quality/clamp_quality.py --k 20 --d 60 --ratios 2 --no-clompr --seeds 5
 """
 
 import argparse
 import math
-import time
+import os
+import sys
 
 import numpy as np
 
@@ -28,6 +29,9 @@ from pysketch.features import make_feature_map
 from pysketch.frequencies import make_law
 from pysketch.metrics import mse
 from pysketch.scale import kernel_scale
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import _timing  # noqa: E402  (benchmarks/_timing.py)
 
 SUCCESS = 1.05
 
@@ -45,16 +49,16 @@ def run(k, d, n, ratios, seeds, sigma2, law, with_clompr, clompr_init, out=print
             fm = make_feature_map(d, m, "complex", operator="dense", law=make_law(law, math.sqrt(s2)),
                                   random_state=1000 + seed)
             sk = fm.sketch(X)
-            t = time.perf_counter()
-            sol = clamp(sk, None, k, (lo, hi), random_state=seed)
-            t_amp = time.perf_counter() - t
+            with _timing.Stopwatch() as clock:
+                sol = clamp(sk, None, k, (lo, hi), random_state=seed)
+            t_amp = clock.wall
             r_amp = mse(X, sol.theta) / base
             r_omp = t_omp = float("nan")
             if with_clompr:
-                t = time.perf_counter()
-                family = DiracAtoms(DecodingProblem(fm, sk.mean()), lo, hi)
-                r_omp = mse(X, clompr(family, k, n_init=clompr_init, random_state=seed).theta) / base
-                t_omp = time.perf_counter() - t
+                with _timing.Stopwatch() as clock:
+                    family = DiracAtoms(DecodingProblem(fm, sk.mean()), lo, hi)
+                    r_omp = mse(X, clompr(family, k, n_init=clompr_init, random_state=seed).theta) / base
+                t_omp = clock.wall
             rows.append((seed, ratio, r_amp, r_omp))
             out(f"seed {seed:3d} m/kd {ratio:4g} sigma_k^2 {s2:.3f}: CL-AMP {r_amp:.4f} ({t_amp:.1f} s, residual "
                 f"{sol.relative_residual:.4f}, median tau {np.median(sol.spreads):.4f} vs sigma_intra^2 "

@@ -1,6 +1,6 @@
 """Per-record time of the feature-subsampled sketch against the full sketch.
 
-    python benchmarks/subsample_report.py [--dtypes float32,float64] [--trials 5] [--budget 0.2]
+    python benchmarks/reports/subsample_report.py [--dtypes float32,float64] [--trials 5] [--budget 0.2]
 
 Single thread. For each (d, m) in {(10, 1000), (64, 6400)} and r in {1, d, m/10, m}: the CPU
 time per record of FeatureMap.sketch_subsampled (complex features, dense operator, uniform
@@ -18,8 +18,10 @@ import platform
 import sys
 import time
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import _timing  # noqa: E402  (benchmarks/_timing.py)
+
+_timing.one_thread()  # before any BLAS or OpenMP library loads
 
 import numpy as np  # noqa: E402
 
@@ -28,20 +30,9 @@ from pysketch.features import make_feature_map  # noqa: E402
 
 
 def per_record(fn, n, trials, budget):
-    """Best thread-CPU time per record (microseconds) of fn() over `trials` runs; fn is
-    repeated within a run until `budget` seconds have passed."""
-    best = float("inf")
-    for _ in range(trials):
-        calls = 0
-        start = time.thread_time()
-        while True:
-            fn()
-            calls += 1
-            spent = time.thread_time() - start
-            if spent >= budget:
-                break
-        best = min(best, spent / (calls * n))
-    return best * 1e6
+    """Best thread-CPU time per record (microseconds) of fn(), a sketch of n records, over
+    `trials` runs; fn is repeated within a run until `budget` seconds have passed."""
+    return _timing.best_mean(fn, trials, budget, clock=time.thread_time) / n * 1e6
 
 
 def core_full_r(fm, X):

@@ -1,6 +1,6 @@
 """Print pysketch's performance report, one section per kernel family.
 
-    python benchmarks/sketch_report.py [--sections sincos] [--budget 0.3] [--levels best,avx2]
+    python benchmarks/reports/sketch_report.py [--sections sincos] [--budget 0.3] [--levels best,avx2]
 
 Every number is single-threaded, the best of many short trials (the machine may be shared),
 divided by the number of elements: nanoseconds per element (lower is better).
@@ -27,15 +27,16 @@ operators or sketches, write such a function and add it there):
 
 import argparse
 import contextlib
-import importlib.metadata
-import math
 import os
 import platform
 import sys
-import time
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")  # before any OpenMP library loads
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # the dense route on one core, like ours
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import _timing  # noqa: E402  (benchmarks/_timing.py)
+from _timing import best_ns  # noqa: E402
+
+# Before any BLAS or OpenMP library loads: the dense route on one core, like ours.
+_timing.one_thread()
 
 import numpy as np  # noqa: E402
 
@@ -46,38 +47,6 @@ from pysketch.runtime import SIMD_LEVELS  # noqa: E402
 # ---------------------------------------------------------------------------------------------
 # Helpers shared by the sections
 # ---------------------------------------------------------------------------------------------
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def package_version(name):
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def best_ns(fn, budget_s, min_trials=3, max_trials=2000):
-    """Best wall time of fn() in nanoseconds over trials filling about budget_s seconds."""
-    fn()  # warm up (first-touch pages, caches, lazy initialisation)
-    best = math.inf
-    deadline = time.perf_counter() + budget_s
-    trials = 0
-    while trials < min_trials or (trials < max_trials and time.perf_counter() < deadline):
-        start = time.perf_counter_ns()
-        fn()
-        best = min(best, time.perf_counter_ns() - start)
-        trials += 1
-    return best
 
 
 @contextlib.contextmanager
@@ -354,11 +323,9 @@ def main(argv=None):
             parser.error(f"unknown section {name!r}; available: {', '.join(SECTIONS)}")
 
     pysketch.set_num_threads(1)
-    print(f"pysketch {pysketch.__version__}: SIMD level {pysketch.simd_level()} (max {pysketch.max_simd_level()}), "
-          f"threads {pysketch.get_num_threads()}")
-    print(f"CPU: {cpu_model()} ({os.cpu_count()} logical CPUs)")
+    print("\n".join(_timing.header_lines()))
     print(f"Python {platform.python_version()}, numpy {np.__version__}, pysketch "
-          f"{package_version('pysketch')}; budget {args.budget:g} s per cell")
+          f"{_timing.package_version('pysketch')}; budget {args.budget:g} s per cell")
     for name in sections:
         SECTIONS[name](args)
     return 0

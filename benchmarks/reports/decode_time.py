@@ -9,11 +9,12 @@ kernel scale from the separation rule, as ``CompressiveKMeans`` chooses it):
 Prints the CPU time (``time.process_time``, all threads) of each of `--repeat` decodes and
 the best, with the RSE of the decoded centers. Run with BLAS and pysketch on one thread::
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/decode_time.py
+    OPENBLAS_NUM_THREADS=1 python benchmarks/reports/decode_time.py
 """
 
 import argparse
-import time
+import os
+import sys
 
 import numpy as np
 
@@ -24,6 +25,9 @@ from pysketch.features import make_feature_map
 from pysketch.frequencies import GaussianLaw
 from pysketch.metrics import kmeans_plus_plus, sse
 from pysketch.scale import kernel_scale
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import _timing  # noqa: E402  (benchmarks/_timing.py)
 
 CASES = {"small": (10, 10, 1000, "dense"), "large": (30, 128, 6 * 30 * 128, "r3")}
 
@@ -37,9 +41,9 @@ def run_case(name, repeat, n, out=print):
     _, base = kmeans_plus_plus(X, k, n_init=3, random_state=0)
     times = []
     for seed in range(repeat):
-        t0 = time.process_time()
-        sol = clompr(family, k, n_init=1, random_state=seed)
-        times.append(time.process_time() - t0)
+        with _timing.Stopwatch() as clock:
+            sol = clompr(family, k, n_init=1, random_state=seed)
+        times.append(clock.cpu)
         out(f"  {name}: k={k} d={d} m={m} {op}: restart {seed}: {times[-1]:.2f} s CPU, "
             f"RSE {sse(X, sol.theta) / base:.4f}")
     out(f"{name}: k={k} d={d} m={m} {op}: best {min(times):.2f} s, median {np.median(times):.2f} s CPU per restart")

@@ -14,20 +14,24 @@ Models:
 
 Usage::
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/kmeans_quality.py --d 10 64 --model A B --seeds 10
+    OPENBLAS_NUM_THREADS=1 python benchmarks/quality/kmeans_quality.py --d 10 64 --model A B --seeds 10
 
 (BLAS on one thread: the decoder's small products run faster that way, and this machine
 has 2 cores; pysketch's own sketching threads are not affected.)
 """
 
 import argparse
-import time
+import os
+import sys
 
 import numpy as np
 
 from pysketch.datasets import make_blobs_gaussian_centers, make_gmm
 from pysketch.estimators import CompressiveKMeans
 from pysketch.metrics import kmeans_plus_plus, sse
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import _timing  # noqa: E402  (benchmarks/_timing.py)
 
 
 def draw(model, n, k, d, seed):
@@ -41,9 +45,9 @@ def run(model, d, n, k, seeds, n_init=None, out=print):
     for seed in range(seeds):
         X = draw(model, n, k, d, seed)
         kwargs = {} if n_init is None else {"n_init": n_init}
-        t0 = time.process_time()
-        est = CompressiveKMeans(k, random_state=seed, **kwargs).fit(X)
-        t_fit.append(time.process_time() - t0)
+        with _timing.Stopwatch() as clock:
+            est = CompressiveKMeans(k, random_state=seed, **kwargs).fit(X)
+        t_fit.append(clock.cpu)
         _, base = kmeans_plus_plus(X, k, n_init=3, random_state=seed)
         rse.append(sse(X, est.cluster_centers_) / base)
         out(f"  model {model} d={d} seed {seed}: RSE {rse[-1]:.4f}  fit CPU {t_fit[-1]:.1f} s "

@@ -3,7 +3,7 @@
 Run with ``asv run`` from the repository root (see asv.conf.json), or against the installed
 package with ``asv run --environment existing --quick``. The kernels are single-threaded; every
 benchmark runs at the best SIMD level of the CPU ("best") and at AVX2 ("avx2"; skipped where the
-CPU lacks it). For a printed table in ns per element, see benchmarks/sketch_report.py.
+CPU lacks it). For a printed table in ns per element, see benchmarks/reports/sketch_report.py.
 """
 
 import numpy as np

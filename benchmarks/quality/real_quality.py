@@ -87,22 +87,24 @@ choices.
 
 Usage::
 
-    python benchmarks/real_quality.py                        # all 12 configurations, 5 seeds
-    python benchmarks/real_quality.py --quick                # CI smoke run
-    python benchmarks/real_quality.py --sets us_cities:10 digits --methods sklearn,pysketch-clean
-    python benchmarks/real_quality.py --sets image_patches_8x8:20 --seeds 3 --json out.json
+    python benchmarks/quality/real_quality.py                        # all 12 configurations, 5 seeds
+    python benchmarks/quality/real_quality.py --quick                # CI smoke run
+    python benchmarks/quality/real_quality.py --sets us_cities:10 digits --methods sklearn,pysketch-clean
+    python benchmarks/quality/real_quality.py --sets image_patches_8x8:20 --seeds 3 --json out.json
     PYSKETCH_GOOGLE_DP_LEARNING=/path/to/differential-privacy/learning \
-        python benchmarks/real_quality.py --sets us_cities:10 --methods sklearn,google-lsh \
+        python benchmarks/quality/real_quality.py --sets us_cities:10 --methods sklearn,google-lsh \
         --max-rows 5000
 """
 
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import _timing  # noqa: E402  (benchmarks/_timing.py)
 
 if __name__ == "__main__":
     # Before numpy (and any BLAS or OpenMP runtime) is loaded: one thread everywhere.
-    for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                      "PYSKETCH_NUM_THREADS"):
-        os.environ.setdefault(_variable, "1")
+    _timing.one_thread(_timing.ALL_RUNTIMES)
 
 import argparse
 import collections
@@ -110,8 +112,6 @@ import functools
 import importlib
 import json
 import math
-import sys
-import time
 import warnings
 
 import numpy as np
@@ -297,12 +297,12 @@ def fit_once(fit, X, k, bounds, seed):
     result = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        start = time.process_time()
-        try:
-            result = fit(X, k, bounds, seed)
-        except Exception as exc:
-            record["error"] = f"{type(exc).__name__}: {exc}"
-        record["cpu"] = time.process_time() - start
+        with _timing.Stopwatch() as clock:
+            try:
+                result = fit(X, k, bounds, seed)
+            except Exception as exc:
+                record["error"] = f"{type(exc).__name__}: {exc}"
+        record["cpu"] = clock.cpu
     record["warnings"] = dict(collections.Counter(w.category.__name__ for w in caught))
     if record["error"] is not None:
         return record, None
@@ -570,8 +570,7 @@ def main(argv=None, out=print):
     if max_rows is not None and max_rows < 1:
         p.error("--max-rows must be at least 1")
 
-    threads = {v: os.environ.get(v) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-                                             "MKL_NUM_THREADS", "PYSKETCH_NUM_THREADS")}
+    threads = {v: os.environ.get(v) for v in _timing.ALL_RUNTIMES}
     out("threads: " + ", ".join(f"{v}={threads[v]}" for v in threads))
     out(f"pysketch: {os.path.dirname(os.path.abspath(pysketch.__file__))}")
 
