@@ -45,7 +45,7 @@ class TimeSketch:
         self.batch = batch
 
     def time_sketch(self, operator, d, batch):
-        from pysketch.sketch import SketchAccumulator
+        from pysketch.accumulate import SketchAccumulator
 
         acc = SketchAccumulator(self.fm, buffer_rows=1)  # each update sketched at once
         for start in range(0, 4096, self.batch):

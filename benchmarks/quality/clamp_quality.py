@@ -9,7 +9,7 @@ the medians and success counts over the seeds.
 
 The kernel scale: ``--sigma2 X`` uses sigma_k^2 = X for every seed (the thesis optimum for
 k = d = 10 is sigma_k^2 ~ sigma_inter^2 = 1, notes sec. 5); ``--sigma2 auto`` uses
-pysketch.scale.kernel_scale(X, k) (the estimators' default, no hand tuning).
+pysketch.kernel_scale.kernel_scale(X, k) (the estimators' default, no hand tuning).
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/quality/clamp_quality.py --seeds 20
     OPENBLAS_NUM_THREADS=1 python benchmarks/quality/clamp_quality.py --seeds 20 --ratios 2 --sigma2 auto --no-clompr
@@ -24,11 +24,12 @@ import sys
 import numpy as np
 
 from pysketch.datasets import make_gmm
-from pysketch.decoders import DecodingProblem, DiracAtoms, clamp, clompr
+from pysketch.decoders import DecodingProblem, DiracAtoms, clompr
+from pysketch.decoders import cl_amp as clamp
 from pysketch.features import make_feature_map
 from pysketch.frequencies import make_law
 from pysketch.metrics import mse
-from pysketch.scale import kernel_scale
+from pysketch.kernel_scale import kernel_scale
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import _timing  # noqa: E402  (benchmarks/_timing.py)

@@ -25,7 +25,7 @@ import numpy as np
 from pysketch.datasets import make_blobs_gaussian_centers
 from pysketch.estimators import CompressiveKMeans
 from pysketch.metrics import kmeans_plus_plus, sse
-from pysketch.scale import KMEANS_SEPARATION_FACTOR, expected_separation
+from pysketch.kernel_scale import KMEANS_SEPARATION_FACTOR, expected_separation
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import _timing  # noqa: E402  (benchmarks/_timing.py)

@@ -19,7 +19,7 @@ import sys
 
 import pysketch
 from pysketch.datasets import make_gmm
-from pysketch.decoders import clamp
+from pysketch.decoders import cl_amp as clamp
 from pysketch.features import make_feature_map
 from pysketch.frequencies import make_law
 from pysketch.metrics import mse

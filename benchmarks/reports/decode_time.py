@@ -24,7 +24,7 @@ from pysketch.decoders import DecodingProblem, DiracAtoms, clompr
 from pysketch.features import make_feature_map
 from pysketch.frequencies import GaussianLaw
 from pysketch.metrics import kmeans_plus_plus, sse
-from pysketch.scale import kernel_scale
+from pysketch.kernel_scale import kernel_scale
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import _timing  # noqa: E402  (benchmarks/_timing.py)

@@ -136,12 +136,12 @@ class SketchAccumulator:
         return self
 
     def _check_batch(self, A):
-        if len(A.shape) != 2:
-            raise ValueError(f"a batch must be 2-D (rows are records), got {len(A.shape)} dimensions (shape {A.shape})")
+        if A.ndim != 2:
+            raise ValueError(f"a batch must be 2-D (rows are records), got {A.ndim} dimensions (shape {A.shape})")
         d = self.feature_map.d
         if A.shape[1] != d:
             raise ValueError(f"a batch must have {d} columns (the map's input dimension), got shape {A.shape}")
-        if np.dtype(A.dtype).kind not in "biuf":
+        if A.dtype.kind not in "biuf":
             raise TypeError(f"a batch must hold real numbers, got dtype {A.dtype}")
 
     def _buffer_rows(self, A):
