@@ -38,7 +38,9 @@ def per_record(fn, n, trials, budget):
 def core_full_r(fm, X):
     """The general subsampled path at r = m (not the API's shortcut to the full sketch)."""
     acc0, acc1 = np.zeros(fm.m), np.zeros(fm.m)
-    fm._accumulate_subsampled(X, acc0, acc1, fm._subsampling_spec(fm.m, "uniform"), 1, 2, 0)
+    fm.subsampling_spec(fm.m, "uniform")  # validates
+    # the operator's subsampled entry point at r = m, scheme 'uniform' (code 0), masks key (1, 2)
+    fm.operator.accumulate_subsampled(fm.kernel, X, fm.kernel_dither, 0, fm.m, 1, 2, 0, acc0, acc1)
 
 
 def table(title, rows):
