@@ -1,7 +1,7 @@
 // sincos.hpp - SIMD cosine and sine, and the fused accumulations of sketching (header-only, C++17).
 //
 // Array functions (T = float or double), dispatched at run time on the instruction set the
-// C kernel of vendor/ffht uses (fht_get_simd_level(), capped by PYSKETCH_SIMD): AVX-512F,
+// C kernel of vendor/ffht uses (simd.hpp's simd::level(), capped by PYSKETCH_SIMD): AVX-512F,
 // AVX2 + FMA, or portable C++ for the "sse" and "scalar" levels and other CPUs.
 //
 //   sincos(t, n, c, s)                 c[j] = cos t[j], s[j] = sin t[j]
@@ -19,7 +19,7 @@
 // the inputs. The calls run on the calling thread: callers split large jobs into blocks.
 //
 // Vector kernels, for other code of the same instruction set (x86 with GCC or Clang;
-// PYSKETCH_SINCOS_X86 is defined when they exist). All are inline, always_inline functions
+// PYSKETCH_SIMD_X86 is defined when they exist). All are inline, always_inline functions
 // with target("avx512f") (the *_avx512 ones: __m512 = 16 floats, __m512d = 8 doubles) or
 // target("avx2,fma") (*_avx2: __m256 = 8 floats, __m256d = 4 doubles), overloaded on the type:
 //
@@ -106,14 +106,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "fht.h"
-
-// Defining PYSKETCH_SINCOS_PORTABLE_ONLY builds the portable path alone (to test it on x86).
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
-    !defined(PYSKETCH_SINCOS_PORTABLE_ONLY)
-#define PYSKETCH_SINCOS_X86 1
-#include <immintrin.h>
-#endif
+#include "pysketch/simd.hpp"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define PYSKETCH_SINCOS_COLD __attribute__((noinline, cold))
@@ -489,10 +482,10 @@ void qcis_portable(const T *t, std::size_t rows, std::ptrdiff_t stride, std::siz
 
 }  // namespace detail
 
-#if defined(PYSKETCH_SINCOS_X86)
+#if defined(PYSKETCH_SIMD_X86)
 
-#define PYSKETCH_SINCOS_AVX512 __attribute__((always_inline, target("avx512f"))) inline
-#define PYSKETCH_SINCOS_AVX2 __attribute__((always_inline, target("avx2,fma"))) inline
+#define PYSKETCH_SINCOS_AVX512 PYSKETCH_SIMD_AVX512
+#define PYSKETCH_SINCOS_AVX2 PYSKETCH_SIMD_AVX2
 
 // ---------------------------------------------------------------------------------------------
 // Vector building blocks. The kernels compute values only; the range check is separate, so
@@ -993,32 +986,13 @@ template <class T>
 struct Avx512;
 
 template <>
-struct Avx512<float> {
-    using T = float;
-    using V = __m512;
+struct Avx512<float> : simd::Avx512<float> {
     using QCount = __m512i;
     using QCountScalar = std::int32_t;
-    static constexpr std::size_t lanes = 16;
     static constexpr std::size_t width = 2;  // vectors per column block of the accumulations
     static constexpr bool check_first = false;  // 32 registers: rows pipelined, one check per row
     static constexpr bool integer_sums = true;
     using Acc = __m512i;
-
-    PYSKETCH_SINCOS_AVX512 static __mmask16 part_mask(std::size_t count)
-    {
-        return static_cast<__mmask16>((1u << count) - 1u);
-    }
-    PYSKETCH_SINCOS_AVX512 static V load(const T *p) { return _mm512_loadu_ps(p); }
-    PYSKETCH_SINCOS_AVX512 static V load_part(const T *p, std::size_t count)
-    {
-        return _mm512_maskz_loadu_ps(part_mask(count), p);
-    }
-    PYSKETCH_SINCOS_AVX512 static void store(T *p, V v) { _mm512_storeu_ps(p, v); }
-    PYSKETCH_SINCOS_AVX512 static void store_part(T *p, V v, std::size_t count)
-    {
-        _mm512_mask_storeu_ps(p, part_mask(count), v);
-    }
-    PYSKETCH_SINCOS_AVX512 static V add(V a, V b) { return _mm512_add_ps(a, b); }
 
     PYSKETCH_SINCOS_AVX512 static void values(V t, V &c, V &s) { sincos_f32_avx512<false>(t, c, s); }
     PYSKETCH_SINCOS_AVX512 static void cis_values(V t, V &c, V &s) { sincos_f32_avx512<true>(t, c, s); }
@@ -1101,32 +1075,13 @@ struct Avx512<float> {
 };
 
 template <>
-struct Avx512<double> {
-    using T = double;
-    using V = __m512d;
+struct Avx512<double> : simd::Avx512<double> {
     using QCount = __m512i;
     using QCountScalar = std::int64_t;
-    static constexpr std::size_t lanes = 8;
     static constexpr std::size_t width = 2;
     static constexpr bool check_first = false;
     static constexpr bool integer_sums = false;
     using Acc = __m512d;
-
-    PYSKETCH_SINCOS_AVX512 static __mmask8 part_mask(std::size_t count)
-    {
-        return static_cast<__mmask8>((1u << count) - 1u);
-    }
-    PYSKETCH_SINCOS_AVX512 static V load(const T *p) { return _mm512_loadu_pd(p); }
-    PYSKETCH_SINCOS_AVX512 static V load_part(const T *p, std::size_t count)
-    {
-        return _mm512_maskz_loadu_pd(part_mask(count), p);
-    }
-    PYSKETCH_SINCOS_AVX512 static void store(T *p, V v) { _mm512_storeu_pd(p, v); }
-    PYSKETCH_SINCOS_AVX512 static void store_part(T *p, V v, std::size_t count)
-    {
-        _mm512_mask_storeu_pd(p, part_mask(count), v);
-    }
-    PYSKETCH_SINCOS_AVX512 static V add(V a, V b) { return _mm512_add_pd(a, b); }
 
     PYSKETCH_SINCOS_AVX512 static void values(V t, V &c, V &s) { sincos_f64_avx512(t, c, s); }
     PYSKETCH_SINCOS_AVX512 static void cis_values(V t, V &c, V &s) { sincos_f64_avx512(t, c, s); }
@@ -1181,33 +1136,13 @@ template <class T>
 struct Avx2;
 
 template <>
-struct Avx2<float> {
-    using T = float;
-    using V = __m256;
+struct Avx2<float> : simd::Avx2<float> {
     using QCount = __m256i;
     using QCountScalar = std::int32_t;
-    static constexpr std::size_t lanes = 8;
     static constexpr std::size_t width = 4;  // 4 x 32 bytes: 128-byte runs of each row per pass
     static constexpr bool check_first = true;  // 16 registers: check, then finish one vector at a time
     static constexpr bool integer_sums = true;
     using Acc = __m256i;
-
-    PYSKETCH_SINCOS_AVX2 static __m256i part_mask(std::size_t count)
-    {
-        const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-        return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), lane);
-    }
-    PYSKETCH_SINCOS_AVX2 static V load(const T *p) { return _mm256_loadu_ps(p); }
-    PYSKETCH_SINCOS_AVX2 static V load_part(const T *p, std::size_t count)
-    {
-        return _mm256_maskload_ps(p, part_mask(count));
-    }
-    PYSKETCH_SINCOS_AVX2 static void store(T *p, V v) { _mm256_storeu_ps(p, v); }
-    PYSKETCH_SINCOS_AVX2 static void store_part(T *p, V v, std::size_t count)
-    {
-        _mm256_maskstore_ps(p, part_mask(count), v);
-    }
-    PYSKETCH_SINCOS_AVX2 static V add(V a, V b) { return _mm256_add_ps(a, b); }
 
     PYSKETCH_SINCOS_AVX2 static void values(V t, V &c, V &s) { sincos_f32_avx2<false>(t, c, s); }
     PYSKETCH_SINCOS_AVX2 static void cis_values(V t, V &c, V &s) { sincos_f32_avx2<true>(t, c, s); }
@@ -1283,32 +1218,13 @@ struct Avx2<float> {
 };
 
 template <>
-struct Avx2<double> {
-    using T = double;
-    using V = __m256d;
+struct Avx2<double> : simd::Avx2<double> {
     using QCount = __m256i;
     using QCountScalar = std::int64_t;
-    static constexpr std::size_t lanes = 4;
     static constexpr std::size_t width = 4;
     static constexpr bool check_first = true;
     static constexpr bool integer_sums = false;
     using Acc = __m256d;
-
-    PYSKETCH_SINCOS_AVX2 static __m256i part_mask(std::size_t count)
-    {
-        return _mm256_cmpgt_epi64(_mm256_set1_epi64x(static_cast<long long>(count)), _mm256_setr_epi64x(0, 1, 2, 3));
-    }
-    PYSKETCH_SINCOS_AVX2 static V load(const T *p) { return _mm256_loadu_pd(p); }
-    PYSKETCH_SINCOS_AVX2 static V load_part(const T *p, std::size_t count)
-    {
-        return _mm256_maskload_pd(p, part_mask(count));
-    }
-    PYSKETCH_SINCOS_AVX2 static void store(T *p, V v) { _mm256_storeu_pd(p, v); }
-    PYSKETCH_SINCOS_AVX2 static void store_part(T *p, V v, std::size_t count)
-    {
-        _mm256_maskstore_pd(p, part_mask(count), v);
-    }
-    PYSKETCH_SINCOS_AVX2 static V add(V a, V b) { return _mm256_add_pd(a, b); }
 
     PYSKETCH_SINCOS_AVX2 static void values(V t, V &c, V &s) { sincos_f64_avx2(t, c, s); }
     PYSKETCH_SINCOS_AVX2 static void cis_values(V t, V &c, V &s) { sincos_f64_avx2(t, c, s); }
@@ -1756,13 +1672,13 @@ struct HalfOf<Ops, std::void_t<typename Ops::Half>> {
                                                   acc_im + k);                                                       \
     }
 
-PYSKETCH_SINCOS_DEFINE_LOOPS(avx512, "avx512f")
-PYSKETCH_SINCOS_DEFINE_LOOPS(avx2, "avx2,fma")
+PYSKETCH_SINCOS_DEFINE_LOOPS(avx512, PYSKETCH_SIMD_TARGET_avx512)
+PYSKETCH_SINCOS_DEFINE_LOOPS(avx2, PYSKETCH_SIMD_TARGET_avx2)
 #undef PYSKETCH_SINCOS_DEFINE_LOOPS
 
 }  // namespace detail
 
-#endif  // PYSKETCH_SINCOS_X86
+#endif  // PYSKETCH_SIMD_X86
 
 // ---------------------------------------------------------------------------------------------
 // Array functions
@@ -1774,10 +1690,10 @@ void sincos(const T *t, std::size_t n, T *c, T *s)
 {
     detail::check_type<T>();
     if (n == 0) return;
-#if defined(PYSKETCH_SINCOS_X86)
-    switch (fht_get_simd_level()) {
-    case FHT_SIMD_AVX512: detail::sincos_loop_avx512<detail::Avx512<T>>(t, n, c, s); return;
-    case FHT_SIMD_AVX2: detail::sincos_loop_avx2<detail::Avx2<T>>(t, n, c, s); return;
+#if defined(PYSKETCH_SIMD_X86)
+    switch (simd::level()) {
+    case simd::Level::avx512: detail::sincos_loop_avx512<detail::Avx512<T>>(t, n, c, s); return;
+    case simd::Level::avx2: detail::sincos_loop_avx2<detail::Avx2<T>>(t, n, c, s); return;
     default: break;
     }
 #endif
@@ -1792,13 +1708,13 @@ void accumulate_cis(const T *t, std::size_t rows, std::ptrdiff_t row_stride, std
 {
     detail::check_type<T>();
     if (n == 0 || rows == 0) return;
-#if defined(PYSKETCH_SINCOS_X86)
-    switch (fht_get_simd_level()) {
-    case FHT_SIMD_AVX512:
+#if defined(PYSKETCH_SIMD_X86)
+    switch (simd::level()) {
+    case simd::Level::avx512:
         if (u) detail::cis_loop_avx512<detail::Avx512<T>, true>(t, rows, row_stride, n, u, acc_cos, acc_sin);
         else detail::cis_loop_avx512<detail::Avx512<T>, false>(t, rows, row_stride, n, u, acc_cos, acc_sin);
         return;
-    case FHT_SIMD_AVX2:
+    case simd::Level::avx2:
         if (u) detail::cis_loop_avx2<detail::Avx2<T>, true>(t, rows, row_stride, n, u, acc_cos, acc_sin);
         else detail::cis_loop_avx2<detail::Avx2<T>, false>(t, rows, row_stride, n, u, acc_cos, acc_sin);
         return;
@@ -1816,13 +1732,13 @@ void accumulate_qcis(const T *t, std::size_t rows, std::ptrdiff_t row_stride, st
 {
     detail::check_type<T>();
     if (n == 0 || rows == 0) return;
-#if defined(PYSKETCH_SINCOS_X86)
-    switch (fht_get_simd_level()) {
-    case FHT_SIMD_AVX512:
+#if defined(PYSKETCH_SIMD_X86)
+    switch (simd::level()) {
+    case simd::Level::avx512:
         if (u) detail::qcis_loop_avx512<detail::Avx512<T>, true>(t, rows, row_stride, n, u, acc_re, acc_im);
         else detail::qcis_loop_avx512<detail::Avx512<T>, false>(t, rows, row_stride, n, u, acc_re, acc_im);
         return;
-    case FHT_SIMD_AVX2:
+    case simd::Level::avx2:
         if (u) detail::qcis_loop_avx2<detail::Avx2<T>, true>(t, rows, row_stride, n, u, acc_re, acc_im);
         else detail::qcis_loop_avx2<detail::Avx2<T>, false>(t, rows, row_stride, n, u, acc_re, acc_im);
         return;
