@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common.hpp"
+#include "pysketch/features.hpp"
 #include "pysketch/sincos.hpp"
 
 namespace pysketch_bind {
@@ -148,14 +149,14 @@ void accumulate(const py::array &t, const py::object &u, const py::array &acc_a,
 void accumulate_cis(const py::array &t, const py::object &u, const py::array &acc_cos, const py::array &acc_sin)
 {
     accumulate(t, u, acc_cos, acc_sin, "acc_cos", "acc_sin", [](auto... args) {
-        pysketch::sincos::accumulate_cis(args...);
+        pysketch::features::accumulate_cis(args...);
     });
 }
 
 void accumulate_qcis(const py::array &t, const py::object &u, const py::array &acc_re, const py::array &acc_im)
 {
     accumulate(t, u, acc_re, acc_im, "acc_re", "acc_im", [](auto... args) {
-        pysketch::sincos::accumulate_qcis(args...);
+        pysketch::features::accumulate_qcis(args...);
     });
 }
 
