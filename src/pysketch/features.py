@@ -37,7 +37,7 @@ import numpy as np
 from . import _core
 from ._random import as_generator
 from .frequencies import FrequencyLaw, GaussianLaw
-from .operators import _KIND_CODES, FrequencyOperator, StructuredOperator, make_operator
+from .operators import FrequencyOperator, StructuredOperator, make_operator
 
 __all__ = ["FeatureMap", "make_feature_map", "FEATURE_KINDS", "SUBSAMPLING_SCHEMES"]
 
@@ -46,8 +46,13 @@ FEATURE_KINDS = ("complex", "real", "quantized", "quadratic")
 #: independent Bernoulli(r / m) trials per frequency, or r / d_p whole blocks of a structured
 #: operator.
 SUBSAMPLING_SCHEMES = ("uniform", "bernoulli", "blocks")
-_SCHEME_CODES = {"uniform": 0, "bernoulli": 1, "blocks": 2}
-_SKETCH_CODES = {"complex": 0, "real": 0, "quantized": 1, "quadratic": 2}
+_SCHEME_CODES = {"uniform": _core.Scheme.uniform, "bernoulli": _core.Scheme.bernoulli, "blocks": _core.Scheme.blocks}
+_SKETCH_CODES = {
+    "complex": _core.Nonlinearity.cis,
+    "real": _core.Nonlinearity.cis,
+    "quantized": _core.Nonlinearity.qcis,
+    "quadratic": _core.Nonlinearity.square,
+}
 
 #: Dense operators with at most this many rows (the dimension d) sketch through fused
 #: tiles in C++ (pysketch/dense.hpp: the phases of 16 records x a strip of columns at a
@@ -283,8 +288,7 @@ class FeatureMap:
         r = spec["r"]
         if isinstance(op, StructuredOperator):
             _core.sketch_structured_subsampled(
-                _KIND_CODES[op.kind], op.d, op.m, op.log_dp, op.a, op.b, op.c, op.post, op.perm,
-                code, X, self._dither_c, scheme, r, key0, key1, first, acc0, acc1,
+                op._core, code, X, self._dither_c, scheme, r, key0, key1, first, acc0, acc1
             )
             return
         if self._omega_pair is None:

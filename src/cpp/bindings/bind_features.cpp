@@ -11,6 +11,7 @@
 #include "common.hpp"
 #include "pysketch/features.hpp"
 #include "pysketch/sincos.hpp"
+#include "pysketch/sketch.hpp"
 
 namespace pysketch_bind {
 
@@ -164,6 +165,11 @@ void accumulate_qcis(const py::array &t, const py::object &u, const py::array &a
 
 void bind_features(py::module_ &m)
 {
+    namespace sk = pysketch::sketch;
+    py::enum_<sk::Nonlinearity>(m, "Nonlinearity", "The nonlinearity of a feature map (pysketch/features.hpp).")
+        .value("cis", sk::Nonlinearity::cis, "cos and sin (complex and real maps)")
+        .value("qcis", sk::Nonlinearity::qcis, "2**-0.5 sign cos and sign sin (quantized map)")
+        .value("square", sk::Nonlinearity::square, "the square (quadratic map)");
     m.attr("SINCOS_FAST_BOUND_FLOAT32") = static_cast<double>(pysketch::sincos::fast_bound<float>);
     m.attr("SINCOS_FAST_BOUND_FLOAT64") = pysketch::sincos::fast_bound<double>;
 
