@@ -20,12 +20,12 @@ import pysketch
 from pysketch import _core
 from pysketch.features import FeatureMap, make_feature_map
 from pysketch.frequencies import QuadraticGaussianLaw
-from pysketch.operators import _KIND_CODES, StructuredOperator
+from pysketch.operators import StructuredOperator
 from pysketch.runtime import SIMD_LEVELS
 from pysketch.accumulate import SketchAccumulator
 from pysketch.sketch import SUBSAMPLED_FORMAT_VERSION, Sketch, SketchFileError
 
-SCHEMES = {"uniform": 0, "bernoulli": 1, "blocks": 2}
+SCHEMES = {"uniform": _core.Scheme.uniform, "bernoulli": _core.Scheme.bernoulli, "blocks": _core.Scheme.blocks}
 AVAILABLE = SIMD_LEVELS[: SIMD_LEVELS.index(pysketch.max_simd_level()) + 1]
 KEY = (0x0123456789ABCDEF, 0xFEDCBA9876543210)
 
@@ -116,13 +116,14 @@ def test_philox_matches_numpy(counter, key):
 
 @pytest.mark.parametrize("m,r", [(1, 1), (20, 1), (20, 5), (20, 19), (20, 20), (1000, 999), (1000, 100), (300, 7)])
 def test_uniform_masks_hold_exactly_r_distinct_features(m, r):
-    for h in _core._subsample_masks(0, m, r, 1, KEY[0], KEY[1], 0, 200):
+    for h in _core._subsample_masks(SCHEMES["uniform"], m, r, 1, KEY[0], KEY[1], 0, 200):
         assert h.dtype == np.uint32 and len(h) == r
         assert np.all(np.diff(h.astype(np.int64)) > 0)  # sorted, hence distinct
         assert h[0] >= 0 and h[-1] < m
     # r = m: every feature
     if r == m:
-        assert all(np.array_equal(h, np.arange(m)) for h in _core._subsample_masks(0, m, r, 1, 1, 2, 0, 3))
+        full = _core._subsample_masks(SCHEMES["uniform"], m, r, 1, 1, 2, 0, 3)
+        assert all(np.array_equal(h, np.arange(m)) for h in full)
 
 
 def chi2_sf(x, k):
@@ -137,7 +138,7 @@ def test_uniform_masks_are_uniform_over_the_r_subsets():
     m, r, n = 6, 3, 100000
     subsets = {s: k for k, s in enumerate(itertools.combinations(range(m), r))}
     counts = np.zeros(len(subsets))
-    for h in _core._subsample_masks(0, m, r, 1, KEY[0], KEY[1], 0, n):
+    for h in _core._subsample_masks(SCHEMES["uniform"], m, r, 1, KEY[0], KEY[1], 0, n):
         counts[subsets[tuple(int(j) for j in h)]] += 1
     expected = n / len(subsets)
     stat = float(((counts - expected) ** 2 / expected).sum())
@@ -154,7 +155,7 @@ def test_bernoulli_masks_are_independent_trials():
     m, r, n = 16, 4, 20000
     alpha = r / m
     H = np.zeros((n, m), bool)
-    for i, h in enumerate(_core._subsample_masks(1, m, r, 1, KEY[0], KEY[1], 0, n)):
+    for i, h in enumerate(_core._subsample_masks(SCHEMES["bernoulli"], m, r, 1, KEY[0], KEY[1], 0, n)):
         assert np.all(np.diff(h.astype(np.int64)) > 0)
         H[i, h] = True
     sizes = H.sum(1)
@@ -171,7 +172,7 @@ def test_bernoulli_masks_are_independent_trials():
 def test_block_masks_are_whole_distinct_blocks_chosen_uniformly():
     m, block, r, n = 64, 8, 24, 12000  # 3 of 8 blocks per record
     counts = np.zeros(m // block)
-    for h in _core._subsample_masks(2, m, r, block, KEY[0], KEY[1], 0, n):
+    for h in _core._subsample_masks(SCHEMES["blocks"], m, r, block, KEY[0], KEY[1], 0, n):
         assert len(h) == r
         blocks = h.reshape(-1, block)
         assert np.all(blocks == blocks[:, :1] + np.arange(block))  # whole blocks
@@ -183,12 +184,12 @@ def test_block_masks_are_whole_distinct_blocks_chosen_uniformly():
 
 
 def test_masks_depend_on_the_key_and_the_record_position_only():
-    all_masks = _core._subsample_masks(0, 100, 10, 1, 5, 6, 0, 20)
-    later = _core._subsample_masks(0, 100, 10, 1, 5, 6, 7, 5)
+    all_masks = _core._subsample_masks(SCHEMES["uniform"], 100, 10, 1, 5, 6, 0, 20)
+    later = _core._subsample_masks(SCHEMES["uniform"], 100, 10, 1, 5, 6, 7, 5)
     for a, b in zip(all_masks[7:12], later):
         np.testing.assert_array_equal(a, b)
     assert len({tuple(h) for h in all_masks}) == 20  # records get different masks
-    other_key = _core._subsample_masks(0, 100, 10, 1, 5, 7, 0, 20)
+    other_key = _core._subsample_masks(SCHEMES["uniform"], 100, 10, 1, 5, 7, 0, 20)
     assert sum(np.array_equal(a, b) for a, b in zip(all_masks, other_key)) == 0
 
 
@@ -450,19 +451,20 @@ def test_core_rejects_bad_arguments():
     om = np.ascontiguousarray(fm.operator.omega)
     X = data(5, 8)
     a0, a1 = np.zeros(64), np.zeros(64)
+    CIS = _core.Nonlinearity.cis
     with pytest.raises(ValueError, match="r must be in"):
-        _core.sketch_dense_subsampled(om, om.T.copy(), 0, X, None, 0, 0, 1, 2, 0, a0, a1)
+        _core.sketch_dense_subsampled(om, om.T.copy(), CIS, X, None, _core.Scheme.uniform, 0, 1, 2, 0, a0, a1)
     with pytest.raises(ValueError, match="scheme must be"):
-        _core.sketch_dense_subsampled(om, om.T.copy(), 0, X, None, 5, 3, 1, 2, 0, a0, a1)
+        _core.sketch_dense_subsampled(om, om.T.copy(), CIS, X, None, _core.Scheme(5), 3, 1, 2, 0, a0, a1)
     with pytest.raises(ValueError, match="blocks"):
-        _core.sketch_dense_subsampled(om, om.T.copy(), 0, X, None, 2, 8, 1, 2, 0, a0, a1)
+        _core.sketch_dense_subsampled(om, om.T.copy(), CIS, X, None, _core.Scheme.blocks, 8, 1, 2, 0, a0, a1)
     with pytest.raises(ValueError, match="transpose"):
-        _core.sketch_dense_subsampled(om, om.copy(), 0, X, None, 0, 3, 1, 2, 0, a0, a1)
+        _core.sketch_dense_subsampled(om, om.copy(), CIS, X, None, _core.Scheme.uniform, 3, 1, 2, 0, a0, a1)
     with pytest.raises(ValueError, match="contiguous"):
-        _core.sketch_dense_subsampled(om, om.T, 0, X, None, 0, 3, 1, 2, 0, a0, a1)
+        _core.sketch_dense_subsampled(om, om.T, CIS, X, None, _core.Scheme.uniform, 3, 1, 2, 0, a0, a1)
     fs = fmap("complex", "r3", d=8, m=60)
     op = fs.operator
     with pytest.raises(ValueError, match="multiples of the block size"):
-        _core.sketch_structured_subsampled(_KIND_CODES["r3"], 8, 60, op.log_dp, op.a, op.b, op.c, op.post, op.perm,
-                                           0, X, None, 2, 8, 1, 2, 0, np.zeros(60), np.zeros(60))
+        _core.sketch_structured_subsampled(op._core, CIS, X, None, _core.Scheme.blocks, 8, 1, 2, 0, np.zeros(60),
+                                           np.zeros(60))
     assert isinstance(op, StructuredOperator) and isinstance(fs, FeatureMap)

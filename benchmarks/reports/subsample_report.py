@@ -26,6 +26,7 @@ _timing.one_thread()  # before any BLAS or OpenMP library loads
 import numpy as np  # noqa: E402
 
 import pysketch  # noqa: E402
+from pysketch import _core  # noqa: E402
 from pysketch.features import make_feature_map  # noqa: E402
 
 
@@ -39,8 +40,8 @@ def core_full_r(fm, X):
     """The general subsampled path at r = m (not the API's shortcut to the full sketch)."""
     acc0, acc1 = np.zeros(fm.m), np.zeros(fm.m)
     fm.subsampling_spec(fm.m, "uniform")  # validates
-    # the operator's subsampled entry point at r = m, scheme 'uniform' (code 0), masks key (1, 2)
-    fm.operator.accumulate_subsampled(fm.kernel, X, fm.kernel_dither, 0, fm.m, 1, 2, 0, acc0, acc1)
+    # the operator's subsampled entry point at r = m, scheme 'uniform', masks key (1, 2)
+    fm.operator.accumulate_subsampled(fm.kernel, X, fm.kernel_dither, _core.Scheme.uniform, fm.m, 1, 2, 0, acc0, acc1)
 
 
 def table(title, rows):

@@ -48,7 +48,7 @@ __all__ = ["FeatureMap", "FourierMap", "ComplexFourierMap", "RealFourierMap", "Q
 #: independent Bernoulli(r / m) trials per frequency, or r / d_p whole blocks of a structured
 #: operator.
 SUBSAMPLING_SCHEMES = ("uniform", "bernoulli", "blocks")
-_SCHEME_CODES = {"uniform": 0, "bernoulli": 1, "blocks": 2}
+_SCHEME_CODES = {"uniform": _core.Scheme.uniform, "bernoulli": _core.Scheme.bernoulli, "blocks": _core.Scheme.blocks}
 #: First harmonic of the quantized map: t -> rho(t) + i rho(t - pi/2) with rho =
 #: 2^-1/2 sign(cos) has Fourier coefficient 2 sqrt(2) / pi at e^{it} (notes seed003 1.4).
 QUANTIZED_FIRST_HARMONIC = 2.0 * math.sqrt(2.0) / math.pi
@@ -324,8 +324,8 @@ FEATURE_MAPS.base = FeatureMap
 
 
 class _KernelMap(FeatureMap):
-    """A map whose nonlinearity is one of the C++ core's (``kernel``: its code for
-    pysketch._core), fused with the operator's product in the sketching engines; the
+    """A map whose nonlinearity is one of the C++ core's (``kernel``: a
+    pysketch._core.Nonlinearity), fused with the operator's product in the sketching engines; the
     float64 accumulators are (cos, sin) sums or a single one (``two_sums``)."""
 
     kernel = None
@@ -362,7 +362,7 @@ class FourierMap(_KernelMap):
     """Random Fourier features (complex exponentials and their real and one-bit forms):
     |Phi_j(x)| <= 1 whatever x, so the sensitivities hold for any data ([P] Table 2)."""
 
-    kernel = 0  # cis: (cos, sin) of the phases plus the dither
+    kernel = _core.Nonlinearity.cis  # (cos, sin) of the phases plus the dither
     is_complex = True
     #: the mean sketch of a Dirac at c is harmonic * exp(i (Omega^T c + u))
     harmonic = 1.0
@@ -446,7 +446,7 @@ class QuantizedFourierMap(FourierMap):
     divide out."""
 
     kind = "quantized"
-    kernel = 1  # the C++ kernel includes the 2^-1/2
+    kernel = _core.Nonlinearity.qcis  # the C++ kernel includes the 2^-1/2
     default_dither = "random"
     harmonic = QUANTIZED_FIRST_HARMONIC
 
@@ -458,7 +458,7 @@ class QuadraticMap(_KernelMap):
     (L2 = R^2 S4(Omega), bounded by Riesz-Thorin); with subsampling times m / r."""
 
     kind = "quadratic"
-    kernel = 2
+    kernel = _core.Nonlinearity.square
     takes_dither = False
     two_sums = False
 

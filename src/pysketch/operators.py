@@ -436,10 +436,7 @@ class StructuredOperator(FrequencyOperator):
         _core.sketch_structured(self._core, feature, X, dither, acc0, acc1)
 
     def accumulate_subsampled(self, feature, X, dither, scheme, r, key0, key1, first, acc0, acc1):
-        _core.sketch_structured_subsampled(
-            _KIND_CODES[self.kind], self.d, self.m, self.log_dp, self.a, self.b, self.c, self.post, self.perm,
-            feature, X, dither, scheme, r, key0, key1, first, acc0, acc1,
-        )
+        _core.sketch_structured_subsampled(self._core, feature, X, dither, scheme, r, key0, key1, first, acc0, acc1)
 
     @property
     def radii(self):

@@ -9,7 +9,9 @@
 #include <utility>
 
 #include "common.hpp"
+#include "pysketch/features.hpp"
 #include "pysketch/sincos.hpp"
+#include "pysketch/sketch.hpp"
 
 namespace pysketch_bind {
 
@@ -148,14 +150,14 @@ void accumulate(const py::array &t, const py::object &u, const py::array &acc_a,
 void accumulate_cis(const py::array &t, const py::object &u, const py::array &acc_cos, const py::array &acc_sin)
 {
     accumulate(t, u, acc_cos, acc_sin, "acc_cos", "acc_sin", [](auto... args) {
-        pysketch::sincos::accumulate_cis(args...);
+        pysketch::features::accumulate_cis(args...);
     });
 }
 
 void accumulate_qcis(const py::array &t, const py::object &u, const py::array &acc_re, const py::array &acc_im)
 {
     accumulate(t, u, acc_re, acc_im, "acc_re", "acc_im", [](auto... args) {
-        pysketch::sincos::accumulate_qcis(args...);
+        pysketch::features::accumulate_qcis(args...);
     });
 }
 
@@ -163,6 +165,11 @@ void accumulate_qcis(const py::array &t, const py::object &u, const py::array &a
 
 void bind_features(py::module_ &m)
 {
+    namespace sk = pysketch::sketch;
+    py::enum_<sk::Nonlinearity>(m, "Nonlinearity", "The nonlinearity of a feature map (pysketch/features.hpp).")
+        .value("cis", sk::Nonlinearity::cis, "cos and sin (complex and real maps)")
+        .value("qcis", sk::Nonlinearity::qcis, "2**-0.5 sign cos and sign sin (quantized map)")
+        .value("square", sk::Nonlinearity::square, "the square (quadratic map)");
     m.attr("SINCOS_FAST_BOUND_FLOAT32") = static_cast<double>(pysketch::sincos::fast_bound<float>);
     m.attr("SINCOS_FAST_BOUND_FLOAT64") = pysketch::sincos::fast_bound<double>;
 

@@ -8,6 +8,7 @@
 #include "common.hpp"
 #include "pysketch/operators.hpp"
 #include "pysketch/sketch.hpp"
+#include "structured_core.hpp"
 
 namespace pysketch_bind {
 
@@ -15,68 +16,15 @@ namespace {
 
 namespace ops = pysketch::operators;
 
-// The structured operator of one dtype, holding its arrays alive.
-template <class T>
-class StructuredCore {
-  public:
-    StructuredCore(int kind, std::size_t d, std::size_t m, int log_dp, py::object a, py::object b, py::object c,
-                   py::object post, py::object perm)
-        : keep_{a, b, c, post, perm}
-    {
-        fill_structured(op_, kind, d, m, log_dp, a, b, c, post, perm);
-    }
-
-    // out (rows, m) = x (rows, d) Omega
-    void apply(const py::array &x, const py::array &out) const
-    {
-        const Rows<T> in = unpack<T>(x, "x", false);
-        const Rows<T> o = unpack<T>(out, "out", true);
-        check_rows(in, op_.d, "x");
-        check_rows(o, op_.m, "out");
-        if (in.rows != o.rows) throw py::value_error("x and out must have the same number of rows");
-        if (overlap(byte_range(in), byte_range(o))) throw py::value_error("out must not overlap x");
-        py::gil_scoped_release release;
-        ops::apply(op_, in.data, in.stride, in.rows, o.data, o.stride);
-    }
-
-    // out (rows, d) = v (rows, m) Omega^T
-    void adjoint(const py::array &v, const py::array &out) const
-    {
-        const Rows<T> in = unpack<T>(v, "v", false);
-        const Rows<T> o = unpack<T>(out, "out", true);
-        check_rows(in, op_.m, "v");
-        check_rows(o, op_.d, "out");
-        if (in.rows != o.rows) throw py::value_error("v and out must have the same number of rows");
-        if (overlap(byte_range(in), byte_range(o))) throw py::value_error("out must not overlap v");
-        py::gil_scoped_release release;
-        ops::adjoint(op_, in.data, in.stride, in.rows, o.data, o.stride);
-    }
-
-    const ops::Structured<T> &spec() const { return op_; }
-
-  private:
-    static void check_rows(const Rows<T> &r, std::size_t n, const char *name)
-    {
-        if (r.n != n)
-            throw py::value_error(std::string(name) + " must have " + std::to_string(n) + " columns, got " +
-                                  std::to_string(r.n));
-        if (r.rows > 1 && r.stride < static_cast<std::ptrdiff_t>(r.n))
-            throw py::value_error(std::string(name) + ": rows must not overlap");
-    }
-
-    ops::Structured<T> op_;
-    py::object keep_[5];
-};
-
 namespace sk = pysketch::sketch;
 
 // acc += the sums over the rows of x of the features of Omega^T x (+ dither).
 template <class T>
-void sketch_structured_t(const StructuredCore<T> &core, int code, const py::array &x, const py::object &dither,
+void sketch_structured_t(const StructuredCore<T> &core, sk::Nonlinearity code, const py::array &x, const py::object &dither,
                          const py::object &acc0, const py::object &acc1)
 {
     const auto &op = core.spec();
-    const sk::Nonlinearity f = nonlinearity(code);
+    const sk::Nonlinearity f = checked(code);
     const Rows<T> in = unpack<T>(x, "x", false);
     if (in.n != op.d) throw py::value_error("x must have " + std::to_string(op.d) + " columns");
     const T *u = vector_of<T>(dither, "dither", op.m, false);
@@ -88,14 +36,14 @@ void sketch_structured_t(const StructuredCore<T> &core, int code, const py::arra
 }
 
 // acc += the sums over the rows of x of the features of x @ omega (+ dither), omega dense.
-void sketch_dense(const py::array &omega, int code, const py::array &x, const py::object &dither,
+void sketch_dense(const py::array &omega, sk::Nonlinearity code, const py::array &x, const py::object &dither,
                   const py::object &acc0, const py::object &acc1)
 {
     dispatch(x, "x", [&](auto tag) {
         using T = decltype(tag);
         if (!omega.dtype().equal(x.dtype()))
             throw py::type_error("omega must have x's dtype " + dtype_name(x) + ", got " + dtype_name(omega));
-        const sk::Nonlinearity f = nonlinearity(code);
+        const sk::Nonlinearity f = checked(code);
         const Rows<T> w = unpack<T>(omega, "omega", false);
         const Rows<T> in = unpack<T>(x, "x", false);
         if (w.rows < 1 || w.n < 1) throw py::value_error("omega must be a non-empty (d, m) array");
@@ -127,12 +75,12 @@ void column_bounds(const py::array &x, const py::object &lo, const py::object &h
 }
 
 // acc += the sums over the rows of t of the features of t (+ dither); columns on threads.
-void accumulate_features(int code, const py::array &t, const py::object &dither, const py::object &acc0,
+void accumulate_features(sk::Nonlinearity code, const py::array &t, const py::object &dither, const py::object &acc0,
                          const py::object &acc1)
 {
     dispatch(t, "t", [&](auto tag) {
         using T = decltype(tag);
-        const sk::Nonlinearity f = nonlinearity(code);
+        const sk::Nonlinearity f = checked(code);
         const Rows<T> in = unpack<T>(t, "t", false);
         const T *u = vector_of<T>(dither, "dither", in.n, false);
         if (u && f == sk::Nonlinearity::square) throw py::value_error("quadratic features take no dither");
@@ -167,7 +115,7 @@ void bind_operators(py::module_ &m)
           py::arg("dither"), py::arg("acc0"), py::arg("acc1"));
     m.def("sketch_structured", &sketch_structured_t<double>, py::arg("core"), py::arg("code"),
           py::arg("x").noconvert(), py::arg("dither"), py::arg("acc0"), py::arg("acc1"),
-          "acc0/acc1 += sums over the rows of x of the features (code: 0 cis, 1 qcis, 2 square) of Omega^T x "
+          "acc0/acc1 += sums over the rows of x of the features (code: a Nonlinearity) of Omega^T x "
           "(+ dither); fused, multi-threaded, deterministic.");
     m.def("sketch_dense", &sketch_dense, py::arg("omega"), py::arg("code"), py::arg("x"), py::arg("dither"),
           py::arg("acc0"), py::arg("acc1"),

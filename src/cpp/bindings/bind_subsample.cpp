@@ -14,6 +14,7 @@
 
 #include "common.hpp"
 #include "pysketch/subsample.hpp"
+#include "structured_core.hpp"
 
 namespace pysketch_bind {
 
@@ -23,12 +24,18 @@ namespace ss = pysketch::subsample;
 namespace sk = pysketch::sketch;
 namespace ops = pysketch::operators;
 
-ss::MaskSpec spec_of(int scheme, std::size_t m, std::size_t r, std::size_t block)
+ss::MaskSpec spec_of(ss::Scheme scheme, std::size_t m, std::size_t r, std::size_t block)
 {
-    if (scheme < 0 || scheme > 2)
-        throw py::value_error("scheme must be 0 (uniform), 1 (bernoulli) or 2 (blocks), got " + std::to_string(scheme));
+    switch (scheme) {
+    case ss::Scheme::uniform:
+    case ss::Scheme::bernoulli:
+    case ss::Scheme::blocks: break;
+    default:
+        throw py::value_error("scheme must be Scheme.uniform, Scheme.bernoulli or Scheme.blocks, got " +
+                              std::to_string(static_cast<int>(scheme)));
+    }
     ss::MaskSpec spec;
-    spec.scheme = static_cast<ss::Scheme>(scheme);
+    spec.scheme = scheme;
     spec.m = m;
     spec.r = r;
     spec.block = block;
@@ -43,8 +50,8 @@ ss::MaskSpec spec_of(int scheme, std::size_t m, std::size_t r, std::size_t block
 
 // acc += (m / r) sum over the rows of x of the masked features of x @ omega (+ dither); omega
 // (d, m) and omega_t = omega.T (m, d), both C-contiguous.
-void sketch_dense_subsampled(const py::array &omega, const py::array &omega_t, int code, const py::array &x,
-                             const py::object &dither, int scheme, std::size_t r, std::uint64_t key0,
+void sketch_dense_subsampled(const py::array &omega, const py::array &omega_t, sk::Nonlinearity code, const py::array &x,
+                             const py::object &dither, ss::Scheme scheme, std::size_t r, std::uint64_t key0,
                              std::uint64_t key1, std::uint64_t first, const py::object &acc0, const py::object &acc1)
 {
     dispatch(x, "x", [&](auto tag) {
@@ -53,7 +60,7 @@ void sketch_dense_subsampled(const py::array &omega, const py::array &omega_t, i
             throw py::type_error("omega must have x's dtype " + dtype_name(x) + ", got " + dtype_name(omega));
         if (!omega_t.dtype().equal(x.dtype()))
             throw py::type_error("omega_t must have x's dtype " + dtype_name(x) + ", got " + dtype_name(omega_t));
-        const sk::Nonlinearity f = nonlinearity(code);
+        const sk::Nonlinearity f = checked(code);
         const Rows<T> w = unpack<T>(omega, "omega", false);
         const Rows<T> wt = unpack<T>(omega_t, "omega_t", false);
         if (w.rows < 1 || w.n < 1) throw py::value_error("omega must be a non-empty (d, m) array");
@@ -69,7 +76,7 @@ void sketch_dense_subsampled(const py::array &omega, const py::array &omega_t, i
                                   std::to_string(in.n));
         const ss::MaskSpec spec = spec_of(scheme, m, r, 1);
         if (spec.scheme == ss::Scheme::blocks)
-            throw py::value_error("scheme 2 (blocks) needs a structured operator");
+            throw py::value_error("scheme blocks needs a structured operator");
         const T *u = vector_of<T>(dither, "dither", m, false);
         if (u && f == sk::Nonlinearity::square) throw py::value_error("quadratic features take no dither");
         double *a0 = accumulator(acc0, "acc0", m, true);
@@ -81,35 +88,30 @@ void sketch_dense_subsampled(const py::array &omega, const py::array &omega_t, i
     });
 }
 
-// The same with a structured operator given by its arrays (as StructuredOperator holds them).
-void sketch_structured_subsampled(int kind, std::size_t d, std::size_t m, int log_dp, const py::object &a,
-                                  const py::object &b, const py::object &c, const py::object &post,
-                                  const py::object &perm, int code, const py::array &x, const py::object &dither,
-                                  int scheme, std::size_t r, std::uint64_t key0, std::uint64_t key1,
-                                  std::uint64_t first, const py::object &acc0, const py::object &acc1)
+// The same with a structured operator (a StructuredF32 / StructuredF64 of x's dtype).
+template <class T>
+void sketch_structured_subsampled(const StructuredCore<T> &core, sk::Nonlinearity code, const py::array &x,
+                                  const py::object &dither, ss::Scheme scheme, std::size_t r, std::uint64_t key0,
+                                  std::uint64_t key1, std::uint64_t first, const py::object &acc0,
+                                  const py::object &acc1)
 {
-    dispatch(x, "x", [&](auto tag) {
-        using T = decltype(tag);
-        const sk::Nonlinearity f = nonlinearity(code);
-        ops::Structured<T> op;
-        fill_structured(op, kind, d, m, log_dp, a, b, c, post, perm);
-        const std::size_t dp = op.dp();
-        const Rows<T> in = unpack<T>(x, "x", false);
-        if (in.n != d) throw py::value_error("x must have " + std::to_string(d) + " columns, got " + std::to_string(in.n));
-        const ss::MaskSpec spec = spec_of(scheme, m, r, scheme == 2 ? dp : 1);
-        const T *u = vector_of<T>(dither, "dither", m, false);
-        if (u && f == sk::Nonlinearity::square) throw py::value_error("quadratic features take no dither");
-        double *a0 = accumulator(acc0, "acc0", m, true);
-        double *a1 = accumulator(acc1, "acc1", m, f != sk::Nonlinearity::square);
-        py::gil_scoped_release release;
-        ss::sketch_structured_subsampled<T>(op, f, in.data, in.stride, in.rows, u, spec, ss::Key{key0, key1}, first, a0,
-                                           a1);
-        return 0;
-    });
+    const ops::Structured<T> &op = core.spec();
+    const sk::Nonlinearity f = checked(code);
+    const std::size_t dp = op.dp(), d = op.d, m = op.m;
+    const Rows<T> in = unpack<T>(x, "x", false);
+    if (in.n != d) throw py::value_error("x must have " + std::to_string(d) + " columns, got " + std::to_string(in.n));
+    const ss::MaskSpec spec = spec_of(scheme, m, r, scheme == ss::Scheme::blocks ? dp : 1);
+    const T *u = vector_of<T>(dither, "dither", m, false);
+    if (u && f == sk::Nonlinearity::square) throw py::value_error("quadratic features take no dither");
+    double *a0 = accumulator(acc0, "acc0", m, true);
+    double *a1 = accumulator(acc1, "acc1", m, f != sk::Nonlinearity::square);
+    py::gil_scoped_release release;
+    ss::sketch_structured_subsampled<T>(op, f, in.data, in.stride, in.rows, u, spec, ss::Key{key0, key1}, first, a0,
+                                       a1);
 }
 
 // The masks of records first .. first + rows - 1 (sorted feature indices): tests only.
-py::list masks(int scheme, std::size_t m, std::size_t r, std::size_t block, std::uint64_t key0, std::uint64_t key1,
+py::list masks(ss::Scheme scheme, std::size_t m, std::size_t r, std::size_t block, std::uint64_t key0, std::uint64_t key1,
                std::uint64_t first, std::size_t rows)
 {
     const ss::MaskSpec spec = spec_of(scheme, m, r, block);
@@ -133,20 +135,27 @@ py::tuple philox(std::array<std::uint64_t, 4> counter, std::uint64_t key0, std::
 
 void bind_subsample(py::module_ &m)
 {
+    py::enum_<ss::Scheme>(m, "Scheme", "The subsampling masks (pysketch/masks.hpp).")
+        .value("uniform", ss::Scheme::uniform, "r distinct features per record, uniformly")
+        .value("bernoulli", ss::Scheme::bernoulli, "each feature kept with probability r / m")
+        .value("blocks", ss::Scheme::blocks, "r / block whole blocks of a structured operator");
     m.def("sketch_dense_subsampled", &sketch_dense_subsampled, py::arg("omega").noconvert(),
           py::arg("omega_t").noconvert(), py::arg("code"),
           py::arg("x").noconvert(), py::arg("dither"), py::arg("scheme"), py::arg("r"), py::arg("key0"),
           py::arg("key1"), py::arg("first"), py::arg("acc0"), py::arg("acc1"),
-          "acc0/acc1 += (m / r) * sums over the rows of x of the features (code: 0 cis, 1 qcis, 2 square) of the "
-          "frequencies in each record's mask (scheme 0: r distinct uniformly, 1: Bernoulli(r / m)); omega (d, m) "
+          "acc0/acc1 += (m / r) * sums over the rows of x of the features (code: a Nonlinearity) of the "
+          "frequencies in each record's mask (scheme: Scheme.uniform or Scheme.bernoulli); omega (d, m) "
           "and omega_t = omega.T (m, d), C-contiguous, of x's dtype. Masks from the 128-bit key (key0, key1) and the record's "
           "position first + i; multi-threaded; the same bits for any thread count.");
-    m.def("sketch_structured_subsampled", &sketch_structured_subsampled, py::arg("kind"), py::arg("d"), py::arg("m"),
-          py::arg("log_dp"), py::arg("a"), py::arg("b"), py::arg("c"), py::arg("post"), py::arg("perm"),
-          py::arg("code"), py::arg("x").noconvert(), py::arg("dither"), py::arg("scheme"), py::arg("r"),
-          py::arg("key0"), py::arg("key1"), py::arg("first"), py::arg("acc0"), py::arg("acc1"),
-          "As sketch_dense_subsampled for a structured operator given by its arrays; scheme 2 (blocks) keeps "
-          "r / 2**log_dp whole blocks per record (m and r multiples of 2**log_dp) and transforms only those.");
+    m.def("sketch_structured_subsampled", &sketch_structured_subsampled<float>, py::arg("core"), py::arg("code"),
+          py::arg("x").noconvert(), py::arg("dither"), py::arg("scheme"), py::arg("r"), py::arg("key0"),
+          py::arg("key1"), py::arg("first"), py::arg("acc0"), py::arg("acc1"));
+    m.def("sketch_structured_subsampled", &sketch_structured_subsampled<double>, py::arg("core"), py::arg("code"),
+          py::arg("x").noconvert(), py::arg("dither"), py::arg("scheme"), py::arg("r"), py::arg("key0"),
+          py::arg("key1"), py::arg("first"), py::arg("acc0"), py::arg("acc1"),
+          "As sketch_dense_subsampled for a structured operator (its StructuredF32 / StructuredF64 core); "
+          "Scheme.blocks keeps r / 2**log_dp whole blocks per record (m and r multiples of 2**log_dp) and "
+          "transforms only those.");
     m.def("_subsample_masks", &masks, py::arg("scheme"), py::arg("m"), py::arg("r"), py::arg("block"),
           py::arg("key0"), py::arg("key1"), py::arg("first"), py::arg("rows"),
           "For tests only: the sorted feature indices of the masks of records first .. first + rows - 1, as the "

@@ -160,11 +160,17 @@ inline double *f64_array(const py::object &obj, const char *name, std::size_t si
     return static_cast<double *>(const_cast<void *>(a.data()));
 }
 
-// The nonlinearity of a feature-map code: 0 cis, 1 quantized cis, 2 square.
-inline pysketch::sketch::Nonlinearity nonlinearity(int code)
+// A nonlinearity from Python (a _core.Nonlinearity), refused if built from an int that names
+// none of them.
+inline pysketch::sketch::Nonlinearity checked(pysketch::sketch::Nonlinearity f)
 {
-    if (code < 0 || code > 2) throw py::value_error("nonlinearity code must be 0 (cis), 1 (qcis) or 2 (square)");
-    return static_cast<pysketch::sketch::Nonlinearity>(code);
+    using N = pysketch::sketch::Nonlinearity;
+    switch (f) {
+    case N::cis:
+    case N::qcis:
+    case N::square: return f;
+    }
+    throw py::value_error("the nonlinearity must be Nonlinearity.cis, Nonlinearity.qcis or Nonlinearity.square");
 }
 
 // Fills `op` from the arrays a StructuredOperator holds, checking every size and, for

@@ -25,7 +25,7 @@
 // The grid loops (theta -> cos/sin -> f -> exp -> three sums) run on arrays: sincos from
 // sincos.hpp (SIMD), the rest in plain loops compiled three times (AVX-512F, AVX2 + FMA and the
 // baseline) and chosen at run time with the same level as the rest of pysketch
-// (fht_get_simd_level(), capped by PYSKETCH_SIMD). The sums use 8 fixed partial sums and exp
+// (simd::level(), capped by PYSKETCH_SIMD). The sums use 8 fixed partial sums and exp
 // is our own polynomial (relative error < 1e-15), so every level gives the same bits.
 #ifndef PYSKETCH_CLAMP_HPP
 #define PYSKETCH_CLAMP_HPP
@@ -39,8 +39,8 @@
 #include <utility>
 #include <vector>
 
-#include "fht.h"
 #include "pysketch/parallel.hpp"
+#include "pysketch/simd.hpp"
 #include "pysketch/sincos.hpp"
 
 // No fused multiply-adds where the source has none: the AVX2 and AVX-512 clones of the grid
@@ -179,7 +179,7 @@ inline double exp_poly(double x)
         out[2] = s2;                                                                                               \
     }
 
-#if defined(PYSKETCH_SINCOS_X86)
+#if defined(PYSKETCH_SIMD_X86)
 PYSKETCH_CLAMP_LOOPS(avx512, __attribute__((target("avx512f"))) inline)
 PYSKETCH_CLAMP_LOOPS(avx2, __attribute__((target("avx2,fma"))) inline)
 #endif
@@ -194,10 +194,10 @@ struct Loops {
 
 inline Loops loops()
 {
-#if defined(PYSKETCH_SINCOS_X86)
-    switch (fht_get_simd_level()) {
-    case FHT_SIMD_AVX512: return {fill_avx512, f_values_avx512, sums_avx512};
-    case FHT_SIMD_AVX2: return {fill_avx2, f_values_avx2, sums_avx2};
+#if defined(PYSKETCH_SIMD_X86)
+    switch (simd::level()) {
+    case simd::Level::avx512: return {fill_avx512, f_values_avx512, sums_avx512};
+    case simd::Level::avx2: return {fill_avx2, f_values_avx2, sums_avx2};
     default: break;
     }
 #endif

@@ -10,8 +10,8 @@
 //
 // Every output is the same chain of roundings on every instruction set:
 // t = x[0] w[0], then t = fma(x[i], w[i], t) for i = 1 .. d-1 (one rounding per fma). The
-// AVX-512F and AVX2+FMA paths (chosen at run time from fht_get_simd_level(), like
-// sincos.hpp) vectorize over j; the portable path (the "sse" and "scalar" levels and other
+// AVX-512F and AVX2+FMA paths (chosen at run time by simd::level(), with simd.hpp's vector
+// operations) vectorize over j; the portable path (the "sse" and "scalar" levels and other
 // CPUs) uses std::fma; so the phases, and the sketches made from them, are bit-identical
 // across levels. Register blocking: 4 rows x 2 vectors of columns per inner loop (8
 // accumulators, each Omega vector used for 4 rows), then single rows, single vectors and
@@ -22,13 +22,7 @@
 #include <cmath>
 #include <cstddef>
 
-#include "fht.h"
-
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
-    !defined(PYSKETCH_DENSE_PORTABLE_ONLY)
-#define PYSKETCH_DENSE_X86 1
-#include <immintrin.h>
-#endif
+#include "pysketch/simd.hpp"
 
 namespace pysketch {
 namespace dense {
@@ -54,55 +48,7 @@ void phases_portable(const T *x, std::ptrdiff_t xs, std::size_t rows, std::size_
     }
 }
 
-#if defined(PYSKETCH_DENSE_X86)
-
-#define PYSKETCH_DENSE_AVX512 __attribute__((always_inline, target("avx512f"))) inline
-#define PYSKETCH_DENSE_AVX2 __attribute__((always_inline, target("avx2,fma"))) inline
-
-template <class T>
-struct Avx512;
-template <>
-struct Avx512<float> {
-    using V = __m512;
-    static constexpr std::size_t lanes = 16;
-    PYSKETCH_DENSE_AVX512 static V load(const float *p) { return _mm512_loadu_ps(p); }
-    PYSKETCH_DENSE_AVX512 static void store(float *p, V v) { _mm512_storeu_ps(p, v); }
-    PYSKETCH_DENSE_AVX512 static V set1(float a) { return _mm512_set1_ps(a); }
-    PYSKETCH_DENSE_AVX512 static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
-    PYSKETCH_DENSE_AVX512 static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
-};
-template <>
-struct Avx512<double> {
-    using V = __m512d;
-    static constexpr std::size_t lanes = 8;
-    PYSKETCH_DENSE_AVX512 static V load(const double *p) { return _mm512_loadu_pd(p); }
-    PYSKETCH_DENSE_AVX512 static void store(double *p, V v) { _mm512_storeu_pd(p, v); }
-    PYSKETCH_DENSE_AVX512 static V set1(double a) { return _mm512_set1_pd(a); }
-    PYSKETCH_DENSE_AVX512 static V mul(V a, V b) { return _mm512_mul_pd(a, b); }
-    PYSKETCH_DENSE_AVX512 static V fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
-};
-template <class T>
-struct Avx2;
-template <>
-struct Avx2<float> {
-    using V = __m256;
-    static constexpr std::size_t lanes = 8;
-    PYSKETCH_DENSE_AVX2 static V load(const float *p) { return _mm256_loadu_ps(p); }
-    PYSKETCH_DENSE_AVX2 static void store(float *p, V v) { _mm256_storeu_ps(p, v); }
-    PYSKETCH_DENSE_AVX2 static V set1(float a) { return _mm256_set1_ps(a); }
-    PYSKETCH_DENSE_AVX2 static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
-    PYSKETCH_DENSE_AVX2 static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-};
-template <>
-struct Avx2<double> {
-    using V = __m256d;
-    static constexpr std::size_t lanes = 4;
-    PYSKETCH_DENSE_AVX2 static V load(const double *p) { return _mm256_loadu_pd(p); }
-    PYSKETCH_DENSE_AVX2 static void store(double *p, V v) { _mm256_storeu_pd(p, v); }
-    PYSKETCH_DENSE_AVX2 static V set1(double a) { return _mm256_set1_pd(a); }
-    PYSKETCH_DENSE_AVX2 static V mul(V a, V b) { return _mm256_mul_pd(a, b); }
-    PYSKETCH_DENSE_AVX2 static V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
-};
+#if defined(PYSKETCH_SIMD_X86)
 
 // R rows x W vectors of columns starting at column j: the chain over i for each of the R*W
 // accumulators, Omega's vectors loaded once per i and used for all R rows.
@@ -167,12 +113,12 @@ struct Avx2<double> {
                                t + static_cast<std::ptrdiff_t>(r) * ts, ts);                                         \
     }
 
-PYSKETCH_DENSE_KERNELS(avx512, "avx512f")
-PYSKETCH_DENSE_KERNELS(avx2, "avx2,fma")
+PYSKETCH_DENSE_KERNELS(avx512, PYSKETCH_SIMD_TARGET_avx512)
+PYSKETCH_DENSE_KERNELS(avx2, PYSKETCH_SIMD_TARGET_avx2)
 
 #undef PYSKETCH_DENSE_KERNELS
 
-#endif  // PYSKETCH_DENSE_X86
+#endif  // PYSKETCH_SIMD_X86
 
 }  // namespace detail
 
@@ -183,13 +129,13 @@ void phases(const T *x, std::ptrdiff_t x_stride, std::size_t rows, std::size_t d
             std::ptrdiff_t w_stride, std::size_t n, T *t, std::ptrdiff_t t_stride)
 {
     if (rows == 0 || n == 0 || d == 0) return;
-#if defined(PYSKETCH_DENSE_X86)
-    switch (fht_get_simd_level()) {
-    case FHT_SIMD_AVX512:
-        detail::phases_avx512<detail::Avx512<T>>(x, x_stride, rows, d, w, w_stride, n, t, t_stride);
+#if defined(PYSKETCH_SIMD_X86)
+    switch (simd::level()) {
+    case simd::Level::avx512:
+        detail::phases_avx512<simd::Avx512<T>>(x, x_stride, rows, d, w, w_stride, n, t, t_stride);
         return;
-    case FHT_SIMD_AVX2:
-        detail::phases_avx2<detail::Avx2<T>>(x, x_stride, rows, d, w, w_stride, n, t, t_stride);
+    case simd::Level::avx2:
+        detail::phases_avx2<simd::Avx2<T>>(x, x_stride, rows, d, w, w_stride, n, t, t_stride);
         return;
     default: break;
     }

@@ -3,8 +3,8 @@
 //
 //   accumulate(f, t, rows, stride, n, u, acc0, acc1)
 //       acc0/acc1[j] += sum over the rows of the features of the phases t[r][j] (+ u[j]):
-//       cis (acc0 += cos, acc1 += sin), qcis (acc0 += sign cos, acc1 += sign sin; the
-//       caller scales by 2^-1/2) or square (acc0 += t^2; no dither, acc1 unused).
+//       cis (acc0 += cos, acc1 += sin), qcis (acc0 += 2^-1/2 sign cos, acc1 += 2^-1/2 sign
+//       sin) or square (acc0 += t^2; no dither, acc1 unused): features.hpp.
 //   accumulate_parallel(...)        the same, columns split over the threads.
 //   sketch_structured(op, f, x, x_stride, rows, u, acc0, acc1)
 //       the same for the phases Omega^T x of the rows of x, never materializing them:
@@ -16,7 +16,7 @@
 //
 // Determinism: every sum has a fixed order whatever the number of threads. Within one
 // accumulation the columns are summed over rows in row order (float64), or exactly in
-// fixed point (float32 features, see sincos.hpp); sketch_structured and sketch_dense cut the rows into
+// fixed point (float32 features, see features.hpp); sketch_structured and sketch_dense cut the rows into
 // pieces of a size that depends only on the operator, sums each piece into its own
 // buffer, and adds the pieces into the accumulators strictly in order. So a sketch is the
 // same to the last bit for 1 or 2 threads (and for every instruction set: the transforms
@@ -34,36 +34,18 @@
 #include <vector>
 
 #include "pysketch/dense.hpp"
+#include "pysketch/features.hpp"
 #include "pysketch/operators.hpp"
 #include "pysketch/parallel.hpp"
-#include "pysketch/sincos.hpp"
 
 namespace pysketch {
 namespace sketch {
 
-enum class Nonlinearity : int { cis = 0, qcis = 1, square = 2 };
+// The nonlinearities and their accumulations (features.hpp), by their short names here.
+using features::accumulate;
+using features::Nonlinearity;
 
 namespace detail {
-
-// acc[j] += sum_r t[r][j]^2 for j < n, in double, rows in order per column.
-template <class T>
-void accumulate_square(const T *t, std::size_t rows, std::ptrdiff_t stride, std::size_t n, double *acc)
-{
-    constexpr std::size_t strip = 256;  // columns per strip: the partial sums stay in L1
-    double part[strip];
-    for (std::size_t j0 = 0; j0 < n; j0 += strip) {
-        const std::size_t w = std::min(strip, n - j0);
-        std::fill_n(part, w, 0.0);
-        for (std::size_t r = 0; r < rows; ++r) {
-            const T *row = t + static_cast<std::ptrdiff_t>(r) * stride + j0;
-            for (std::size_t j = 0; j < w; ++j) {
-                const double v = static_cast<double>(row[j]);
-                part[j] += v * v;
-            }
-        }
-        for (std::size_t j = 0; j < w; ++j) acc[j0 + j] += part[j];
-    }
-}
 
 // Rows whose features are accumulated in one call: the accumulators of a block are read
 // and written once per call, so the calls take several L1-sized transform groups at once
@@ -87,18 +69,6 @@ std::size_t piece_rows(const operators::Structured<T> &op)
 }
 
 }  // namespace detail
-
-template <class T>
-void accumulate(Nonlinearity f, const T *t, std::size_t rows, std::ptrdiff_t stride, std::size_t n, const T *u,
-                double *acc0, double *acc1)
-{
-    switch (f) {
-    case Nonlinearity::cis: sincos::accumulate_cis<T>(t, rows, stride, n, u, acc0, acc1); break;
-    case Nonlinearity::qcis: sincos::accumulate_qcis<T>(t, rows, stride, n, u, acc0, acc1); break;
-    case Nonlinearity::square: detail::accumulate_square<T>(t, rows, stride, n, acc0); break;
-    default: throw std::invalid_argument("unknown nonlinearity");
-    }
-}
 
 // accumulate() with the columns split over the threads (each thread owns its columns, so
 // the sums are the same as on one thread).

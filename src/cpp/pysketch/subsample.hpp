@@ -61,323 +61,27 @@
 #include <string>
 #include <vector>
 
-#include "fht.h"
+#include "pysketch/masks.hpp"
 #include "pysketch/operators.hpp"
+#include "pysketch/simd.hpp"
 #include "pysketch/sincos.hpp"
 #include "pysketch/sketch.hpp"
-
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
-    !defined(PYSKETCH_SUBSAMPLE_PORTABLE_ONLY)
-#define PYSKETCH_SUBSAMPLE_X86 1
-#include <immintrin.h>
-#endif
-
-#if defined(_MSC_VER) && !defined(__clang__) && defined(_M_X64)
-#include <intrin.h>
-#endif
 
 namespace pysketch {
 namespace subsample {
 
-enum class Scheme : int { uniform = 0, bernoulli = 1, blocks = 2 };
-
-// What to draw: r of the m features per record (blocks: r / block blocks of `block`).
-struct MaskSpec {
-    Scheme scheme = Scheme::uniform;
-    std::size_t m = 0, r = 0;
-    std::size_t block = 1;  // blocks scheme only
-};
-
-struct Key {
-    std::uint64_t k0 = 0, k1 = 0;
-};
-
-inline void validate(const MaskSpec &s)
-{
-    if (s.m == 0 || s.m > std::numeric_limits<std::uint32_t>::max())
-        throw std::invalid_argument("subsampling: m must be in [1, 2**32 - 1], got " + std::to_string(s.m));
-    if (s.r < 1 || s.r > s.m)
-        throw std::invalid_argument("subsampling: r must be in [1, m = " + std::to_string(s.m) + "], got " +
-                                    std::to_string(s.r));
-    switch (s.scheme) {
-    case Scheme::uniform:
-    case Scheme::bernoulli: break;
-    case Scheme::blocks:
-        if (s.block < 1 || s.m % s.block != 0 || s.r % s.block != 0)
-            throw std::invalid_argument("subsampling: the blocks scheme needs m and r to be multiples of the block "
-                                        "size " + std::to_string(s.block) + " (m = " + std::to_string(s.m) +
-                                        ", r = " + std::to_string(s.r) + ")");
-        break;
-    default: throw std::invalid_argument("subsampling: unknown scheme");
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Random numbers
-// ---------------------------------------------------------------------------------------------
-
-namespace detail {
-
-// hi:lo = a * b (full 128-bit product).
-inline void mulhilo64(std::uint64_t a, std::uint64_t b, std::uint64_t &hi, std::uint64_t &lo)
-{
-#if defined(__SIZEOF_INT128__)
-    const unsigned __int128 p = static_cast<unsigned __int128>(a) * b;
-    hi = static_cast<std::uint64_t>(p >> 64);
-    lo = static_cast<std::uint64_t>(p);
-#elif defined(_MSC_VER) && defined(_M_X64)
-    lo = _umul128(a, b, &hi);
-#else
-    const std::uint64_t a0 = a & 0xffffffffu, a1 = a >> 32, b0 = b & 0xffffffffu, b1 = b >> 32;
-    const std::uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
-    const std::uint64_t mid = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
-    lo = (mid << 32) | (p00 & 0xffffffffu);
-    hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
-#endif
-}
-
-inline std::uint64_t rotl(std::uint64_t v, int k) { return (v << k) | (v >> (64 - k)); }
-
-}  // namespace detail
-
-// Philox4x64 with 10 rounds: a keyed bijection of the 256-bit counter (the same values as
-// numpy.random.Philox, which first increments its counter and then applies this).
-inline std::array<std::uint64_t, 4> philox4x64(std::array<std::uint64_t, 4> c, Key key)
-{
-    constexpr std::uint64_t mul0 = 0xD2E7470EE14C6C93ull, mul1 = 0xCA5A826395121157ull;
-    constexpr std::uint64_t bump0 = 0x9E3779B97F4A7C15ull, bump1 = 0xBB67AE8584CAA73Bull;
-    std::uint64_t k0 = key.k0, k1 = key.k1;
-    for (int round = 0; round < 10; ++round) {
-        if (round > 0) {
-            k0 += bump0;
-            k1 += bump1;
-        }
-        std::uint64_t hi0, lo0, hi1, lo1;
-        detail::mulhilo64(mul0, c[0], hi0, lo0);
-        detail::mulhilo64(mul1, c[2], hi1, lo1);
-        c = {hi1 ^ c[1] ^ k0, lo1, hi0 ^ c[3] ^ k1, lo0};
-    }
-    return c;
-}
-
-// xoshiro256++: a fast generator for the draws of one record.
-class Xoshiro256pp {
-  public:
-    explicit Xoshiro256pp(const std::array<std::uint64_t, 4> &state) : s_(state)
-    {
-        if ((s_[0] | s_[1] | s_[2] | s_[3]) == 0) s_[0] = 1;  // the one forbidden state (probability 2^-256)
-    }
-
-    std::uint64_t next()
-    {
-        const std::uint64_t out = detail::rotl(s_[0] + s_[3], 23) + s_[0];
-        const std::uint64_t t = s_[1] << 17;
-        s_[2] ^= s_[0];
-        s_[3] ^= s_[1];
-        s_[1] ^= s_[2];
-        s_[0] ^= s_[3];
-        s_[2] ^= t;
-        s_[3] = detail::rotl(s_[3], 45);
-        return out;
-    }
-
-    // Uniform in [0, n), n >= 1, exactly (Lemire, "Fast random integer generation in an
-    // interval", ACM TOMACS 2019: multiply, and reject the few low products that would bias).
-    std::uint64_t below(std::uint64_t n)
-    {
-        std::uint64_t hi, lo;
-        detail::mulhilo64(next(), n, hi, lo);
-        if (lo < n) {
-            const std::uint64_t threshold = (0 - n) % n;  // 2^64 mod n
-            while (lo < threshold) detail::mulhilo64(next(), n, hi, lo);
-        }
-        return hi;
-    }
-
-    // Uniform in [0, n), 1 <= n < 2^32: the same method on 32-bit halves of the outputs.
-    std::uint32_t below32(std::uint32_t n)
-    {
-        std::uint64_t p = static_cast<std::uint64_t>(next32()) * n;
-        if (static_cast<std::uint32_t>(p) < n) {
-            const std::uint32_t threshold = (0u - n) % n;  // 2^32 mod n
-            while (static_cast<std::uint32_t>(p) < threshold) p = static_cast<std::uint64_t>(next32()) * n;
-        }
-        return static_cast<std::uint32_t>(p >> 32);
-    }
-
-    // Uniform in (0, 1]: a multiple of 2^-53.
-    double unit_open_closed() { return static_cast<double>((next() >> 11) + 1) * 0x1p-53; }
-
-  private:
-    std::uint32_t next32()
-    {
-        if (spare_valid_) {
-            spare_valid_ = false;
-            return spare_;
-        }
-        const std::uint64_t v = next();
-        spare_ = static_cast<std::uint32_t>(v >> 32);
-        spare_valid_ = true;
-        return static_cast<std::uint32_t>(v);
-    }
-
-    std::array<std::uint64_t, 4> s_;
-    std::uint32_t spare_ = 0;
-    bool spare_valid_ = false;
-};
-
-// The generator of record number `record` of the stream.
-inline Xoshiro256pp record_generator(Key key, std::uint64_t record)
-{
-    constexpr std::uint64_t domain = 0x5375627361ull;  // "Subsa": masks, nothing else
-    return Xoshiro256pp(philox4x64({record, 0, domain, 0}, key));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Masks
-// ---------------------------------------------------------------------------------------------
-
-// Marks over [0, n) cleared in O(1): a per-thread array of stamps.
-class Marks {
-  public:
-    void begin(std::size_t n)
-    {
-        if (stamp_.size() < n) {
-            stamp_.assign(n, 0);
-            current_ = 0;
-        }
-        if (++current_ == 0) {  // wrapped around: clear for real
-            std::fill(stamp_.begin(), stamp_.end(), 0u);
-            current_ = 1;
-        }
-    }
-    // true if j was marked already; marks it
-    bool test_and_mark(std::size_t j)
-    {
-        if (stamp_[j] == current_) return true;
-        stamp_[j] = current_;
-        return false;
-    }
-    bool marked(std::size_t j) const { return stamp_[j] == current_; }
-
-  private:
-    std::vector<std::uint32_t> stamp_;
-    std::uint32_t current_ = 0;
-};
-
-// A growable list of indices whose storage is kept between uses (clearing it frees nothing and
-// growing it again initializes nothing).
-class IndexList {
-  public:
-    void clear() { n_ = 0; }
-    std::size_t size() const { return n_; }
-    std::uint32_t *data() { return store_.data(); }
-    const std::uint32_t *data() const { return store_.data(); }
-    std::uint32_t operator[](std::size_t i) const { return store_[i]; }
-    void truncate(std::size_t n) { n_ = n; }
-    // k more entries, uninitialized (well: whatever they held), returned for writing
-    std::uint32_t *extend(std::size_t k)
-    {
-        if (n_ + k > store_.size()) store_.resize(std::max(2 * store_.size(), n_ + k));
-        std::uint32_t *p = store_.data() + n_;
-        n_ += k;
-        return p;
-    }
-    void append(std::uint32_t v) { *extend(1) = v; }
-
-  private:
-    std::vector<std::uint32_t> store_;
-    std::size_t n_ = 0;
-};
-
-namespace detail {
-
-// Appends a uniformly random k-subset of [0, n) to out (Floyd's algorithm: for j = n-k .. n-1
-// draw t uniform in [0, j], keep t unless already kept, else keep j). Sorted when `sorted`.
-inline void uniform_subset(Xoshiro256pp &rng, std::size_t n, std::size_t k, Marks &marks, bool sorted,
-                           IndexList &out)
-{
-    std::uint32_t *p = out.extend(k);
-    if (k == n) {  // everything: no draw needed
-        for (std::size_t j = 0; j < n; ++j) p[j] = static_cast<std::uint32_t>(j);
-        return;
-    }
-    marks.begin(n);
-    for (std::size_t j = n - k; j < n; ++j) {
-        std::size_t t = rng.below32(static_cast<std::uint32_t>(j + 1));  // n <= m < 2^32
-        if (marks.test_and_mark(t)) {
-            t = j;
-            marks.test_and_mark(j);
-        }
-        *p++ = static_cast<std::uint32_t>(t);
-    }
-    if (!sorted) return;
-    p -= k;
-    if (4 * k >= n) {  // dense subsets: read the marks in order (O(n), no comparisons)
-        for (std::size_t j = 0; j < n; ++j)
-            if (marks.marked(j)) *p++ = static_cast<std::uint32_t>(j);
-    } else {
-        std::sort(p, p + k);
-    }
-}
-
-// Appends the features kept by independent Bernoulli(r / m) trials, in increasing order: the
-// gaps between kept features are geometric, floor(log U / log(1 - alpha)) with U in (0, 1].
-inline void bernoulli_subset(Xoshiro256pp &rng, std::size_t m, std::size_t r, IndexList &out)
-{
-    if (r == m) {
-        std::uint32_t *p = out.extend(m);
-        for (std::size_t j = 0; j < m; ++j) p[j] = static_cast<std::uint32_t>(j);
-        return;
-    }
-    const double alpha = static_cast<double>(r) / static_cast<double>(m);
-    const double log_miss = std::log1p(-alpha);  // < 0
-    std::size_t j = 0;                           // next candidate
-    for (;;) {
-        const double gap = std::floor(std::log(rng.unit_open_closed()) / log_miss);  // >= 0
-        if (!(gap < static_cast<double>(m - j))) return;
-        j += static_cast<std::size_t>(gap);
-        out.append(static_cast<std::uint32_t>(j));
-        if (++j == m) return;
-    }
-}
-
-}  // namespace detail
-
-// Appends the mask of one record to out: feature indices (uniform, bernoulli) or block indices
-// (blocks), drawn from `rng`. Sorted when `sorted` (Bernoulli masks always are); the draws do
-// not depend on `sorted`, only the order of the output does.
-inline void draw_mask(const MaskSpec &spec, Xoshiro256pp &rng, Marks &marks, bool sorted, IndexList &out)
-{
-    switch (spec.scheme) {
-    case Scheme::uniform: detail::uniform_subset(rng, spec.m, spec.r, marks, sorted, out); return;
-    case Scheme::bernoulli: detail::bernoulli_subset(rng, spec.m, spec.r, out); return;
-    case Scheme::blocks:
-        detail::uniform_subset(rng, spec.m / spec.block, spec.r / spec.block, marks, sorted, out);
-        return;
-    }
-}
-
-// The sorted feature indices of the mask of record `record` (blocks expanded into features):
-// exactly the mask the sketches below use for that record. For tests.
-inline std::vector<std::uint32_t> record_mask(const MaskSpec &spec, Key key, std::uint64_t record)
-{
-    validate(spec);
-    Marks marks;
-    Xoshiro256pp rng = record_generator(key, record);
-    IndexList drawn;
-    draw_mask(spec, rng, marks, true, drawn);
-    std::vector<std::uint32_t> features;
-    for (std::size_t e = 0; e < drawn.size(); ++e) {
-        if (spec.scheme != Scheme::blocks) {
-            features.push_back(drawn[e]);
-            continue;
-        }
-        for (std::size_t i = 0; i < spec.block; ++i)
-            features.push_back(static_cast<std::uint32_t>(drawn[e] * spec.block + i));
-    }
-    return features;
-}
+// The masks and their random numbers (masks.hpp, random.hpp), by their short names here.
+using masks::draw_mask;
+using masks::IndexList;
+using masks::Marks;
+using masks::MaskSpec;
+using masks::record_mask;
+using masks::Scheme;
+using masks::validate;
+using random::Key;
+using random::philox4x64;
+using random::record_generator;
+using random::Xoshiro256pp;
 
 // ---------------------------------------------------------------------------------------------
 // Phases of chosen features (dense Omega)
@@ -428,139 +132,54 @@ void pair_phases_portable(const T *wt, std::size_t d, const T *xs, const std::ui
     }
 }
 
-#if defined(PYSKETCH_SUBSAMPLE_X86)
-
-// Gathers with an explicit (zero) source and full mask: the plain intrinsics start from an
-// undefined register, which GCC 12 reports as maybe-uninitialized.
-__attribute__((target("avx512f"), always_inline)) inline __m512 gather16(__m512i off, const float *base)
-{
-    return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), static_cast<__mmask16>(0xffff), off, base, 4);
-}
-__attribute__((target("avx512f"), always_inline)) inline __m512d gather8(__m256i off, const double *base)
-{
-    return _mm512_mask_i32gather_pd(_mm512_setzero_pd(), static_cast<__mmask8>(0xff), off, base, 8);
-}
-__attribute__((target("avx2"), always_inline)) inline __m256 gather8f(const float *base, __m256i off)
-{
-    return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), base, off, _mm256_castsi256_ps(_mm256_set1_epi32(-1)), 4);
-}
-__attribute__((target("avx2"), always_inline)) inline __m256d gather4d(const double *base, __m128i off)
-{
-    return _mm256_mask_i32gather_pd(_mm256_setzero_pd(), base, off, _mm256_castsi256_pd(_mm256_set1_epi64x(-1)), 8);
-}
-
-// The vector types of one instruction set and element type, for the kernels below.
-struct Avx512F32 {
-    using T = float;
-    using V = __m512;
-    using I = __m512i;
-    static constexpr std::size_t lanes = 16;
-};
-struct Avx512F64 {
-    using T = double;
-    using V = __m512d;
-    using I = __m256i;
-    static constexpr std::size_t lanes = 8;
-};
-struct Avx2F32 {
-    using T = float;
-    using V = __m256;
-    using I = __m256i;
-    static constexpr std::size_t lanes = 8;
-};
-struct Avx2F64 {
-    using T = double;
-    using V = __m256d;
-    using I = __m128i;
-    static constexpr std::size_t lanes = 4;
-};
-
-#define PYSKETCH_SUBSAMPLE_OPS(ISA, TARGET, LOADI, MULI, SET1I, GATHER, SET1, MUL, FMA, ADD, STORE, REG)            \
-    __attribute__((target(TARGET), always_inline)) inline ISA::I loadi(ISA, const std::uint32_t *p)                 \
-    {                                                                                                                \
-        return LOADI(reinterpret_cast<const ISA::I *>(p));                                                          \
-    }                                                                                                                \
-    __attribute__((target(TARGET), always_inline)) inline ISA::I scalei(ISA, ISA::I v, std::size_t k)               \
-    {                                                                                                                \
-        return MULI(v, SET1I(static_cast<int>(k)));                                                                  \
-    }                                                                                                                \
-    __attribute__((target(TARGET), always_inline)) inline ISA::V gather(ISA, const ISA::T *base, ISA::I off)        \
-    {                                                                                                                \
-        return GATHER;                                                                                               \
-    }                                                                                                                \
-    __attribute__((target(TARGET), always_inline)) inline ISA::V broadcast(ISA, ISA::T a) { return SET1(a); }       \
-    __attribute__((target(TARGET), always_inline)) inline ISA::V mul(ISA, ISA::V a, ISA::V b) { return MUL(a, b); } \
-    __attribute__((target(TARGET), always_inline)) inline ISA::V fma(ISA, ISA::V a, ISA::V b, ISA::V c)             \
-    {                                                                                                                \
-        return FMA(a, b, c);                                                                                         \
-    }                                                                                                                \
-    __attribute__((target(TARGET), always_inline)) inline ISA::V add_barrier(ISA, ISA::V a, ISA::V b)               \
-    {                                                                                                                \
-        __asm__("" : "+" REG(a)); /* the product chain must not be contracted with this sum */                      \
-        return ADD(a, b);                                                                                            \
-    }                                                                                                                \
-    __attribute__((target(TARGET), always_inline)) inline void store(ISA, ISA::T *p, ISA::V v) { STORE(p, v); }
-
-PYSKETCH_SUBSAMPLE_OPS(Avx512F32, "avx512f", _mm512_loadu_si512, _mm512_mullo_epi32, _mm512_set1_epi32,
-                       gather16(off, base), _mm512_set1_ps, _mm512_mul_ps, _mm512_fmadd_ps, _mm512_add_ps,
-                       _mm512_storeu_ps, "v")
-PYSKETCH_SUBSAMPLE_OPS(Avx512F64, "avx512f", _mm256_loadu_si256, _mm256_mullo_epi32, _mm256_set1_epi32,
-                       gather8(off, base), _mm512_set1_pd, _mm512_mul_pd, _mm512_fmadd_pd, _mm512_add_pd,
-                       _mm512_storeu_pd, "v")
-PYSKETCH_SUBSAMPLE_OPS(Avx2F32, "avx2,fma", _mm256_loadu_si256, _mm256_mullo_epi32, _mm256_set1_epi32,
-                       gather8f(base, off), _mm256_set1_ps, _mm256_mul_ps, _mm256_fmadd_ps, _mm256_add_ps,
-                       _mm256_storeu_ps, "x")
-PYSKETCH_SUBSAMPLE_OPS(Avx2F64, "avx2,fma", _mm_loadu_si128, _mm_mullo_epi32, _mm_set1_epi32, gather4d(base, off),
-                       _mm256_set1_pd, _mm256_mul_pd, _mm256_fmadd_pd, _mm256_add_pd, _mm256_storeu_pd, "x")
-#undef PYSKETCH_SUBSAMPLE_OPS
+#if defined(PYSKETCH_SIMD_X86)
 
 // One lane group: features ix[0 .. lanes) of the record x (broadcast), or of the records
-// xs + rec[l] * d (gathered) when Pairs.
+// xs + rec[l] * d (gathered) when Pairs. Ops: simd.hpp's operations of one set and type.
 #define PYSKETCH_SUBSAMPLE_KERNELS(ISA, TARGET)                                                                     \
-    template <bool Pairs>                                                                                            \
-    __attribute__((target(TARGET), always_inline)) inline void lane_group(                                           \
-        ISA isa, const ISA::T *wt, std::size_t d, const ISA::T *x, const std::uint32_t *ix,                        \
-        const std::uint32_t *rec, const ISA::T *u, ISA::T *dst)                                                     \
+    template <class Ops, bool Pairs, class T>                                                                        \
+    __attribute__((target(TARGET), always_inline)) inline void lane_group_##ISA(                                     \
+        const T *wt, std::size_t d, const T *x, const std::uint32_t *ix, const std::uint32_t *rec, const T *u,       \
+        T *dst)                                                                                                      \
     {                                                                                                                \
-        const ISA::I j = loadi(isa, ix);                                                                             \
-        const ISA::I off = scalei(isa, j, d);                                                                        \
-        ISA::V t;                                                                                                    \
+        const typename Ops::I j = Ops::loadi(ix);                                                                    \
+        const typename Ops::I off = Ops::scalei(j, d);                                                               \
+        typename Ops::V t;                                                                                           \
         if constexpr (Pairs) {                                                                                       \
-            const ISA::I xo = scalei(isa, loadi(isa, rec), d);                                                       \
-            t = mul(isa, gather(isa, x, xo), gather(isa, wt, off));                                                  \
-            for (std::size_t i = 1; i < d; ++i) t = fma(isa, gather(isa, x + i, xo), gather(isa, wt + i, off), t);   \
+            const typename Ops::I xo = Ops::scalei(Ops::loadi(rec), d);                                              \
+            t = Ops::mul(Ops::gather(x, xo), Ops::gather(wt, off));                                                  \
+            for (std::size_t i = 1; i < d; ++i) t = Ops::fma(Ops::gather(x + i, xo), Ops::gather(wt + i, off), t);   \
         } else {                                                                                                     \
-            t = mul(isa, broadcast(isa, x[0]), gather(isa, wt, off));                                                \
-            for (std::size_t i = 1; i < d; ++i) t = fma(isa, broadcast(isa, x[i]), gather(isa, wt + i, off), t);     \
+            t = Ops::mul(Ops::set1(x[0]), Ops::gather(wt, off));                                                     \
+            for (std::size_t i = 1; i < d; ++i) t = Ops::fma(Ops::set1(x[i]), Ops::gather(wt + i, off), t);          \
         }                                                                                                            \
-        if (u) t = add_barrier(isa, t, gather(isa, u, j));                                                           \
-        store(isa, dst, t);                                                                                          \
+        if (u) t = Ops::add_barrier(t, Ops::gather(u, j));                                                           \
+        Ops::store(dst, t);                                                                                          \
     }                                                                                                                \
-    template <bool Pairs>                                                                                            \
-    __attribute__((target(TARGET))) void chosen_phases(ISA isa, const ISA::T *wt, std::size_t d, const ISA::T *x,    \
-                                                       const std::uint32_t *idx, const std::uint32_t *rec,          \
-                                                       std::size_t n, const ISA::T *u, ISA::T *out)                 \
+    template <class Ops, bool Pairs, class T>                                                                        \
+    __attribute__((target(TARGET))) void chosen_phases_##ISA(const T *wt, std::size_t d, const T *x,                 \
+                                                             const std::uint32_t *idx, const std::uint32_t *rec,    \
+                                                             std::size_t n, const T *u, T *out)                     \
     {                                                                                                                \
-        constexpr std::size_t L = ISA::lanes;                                                                        \
+        constexpr std::size_t L = Ops::lanes;                                                                        \
         std::size_t k = 0;                                                                                           \
-        for (; k + L <= n; k += L) lane_group<Pairs>(isa, wt, d, x, idx + k, Pairs ? rec + k : nullptr, u, out + k); \
+        for (; k + L <= n; k += L)                                                                                   \
+            lane_group_##ISA<Ops, Pairs>(wt, d, x, idx + k, Pairs ? rec + k : nullptr, u, out + k);                  \
         if (k < n) {                                                                                                 \
             alignas(64) std::uint32_t ix[16] = {}, rx[16] = {};                                                      \
-            alignas(64) ISA::T dst[16];                                                                              \
+            alignas(64) T dst[16];                                                                                   \
             std::memcpy(ix, idx + k, (n - k) * sizeof(std::uint32_t));                                               \
             if (Pairs) std::memcpy(rx, rec + k, (n - k) * sizeof(std::uint32_t));                                    \
-            lane_group<Pairs>(isa, wt, d, x, ix, rx, u, dst);                                                        \
-            std::memcpy(out + k, dst, (n - k) * sizeof(ISA::T));                                                     \
+            lane_group_##ISA<Ops, Pairs>(wt, d, x, ix, rx, u, dst);                                                  \
+            std::memcpy(out + k, dst, (n - k) * sizeof(T));                                                          \
         }                                                                                                            \
     }
 
-PYSKETCH_SUBSAMPLE_KERNELS(Avx512F32, "avx512f")
-PYSKETCH_SUBSAMPLE_KERNELS(Avx512F64, "avx512f")
-PYSKETCH_SUBSAMPLE_KERNELS(Avx2F32, "avx2,fma")
-PYSKETCH_SUBSAMPLE_KERNELS(Avx2F64, "avx2,fma")
+PYSKETCH_SUBSAMPLE_KERNELS(avx512, PYSKETCH_SIMD_TARGET_avx512)
+PYSKETCH_SUBSAMPLE_KERNELS(avx2, PYSKETCH_SIMD_TARGET_avx2)
 #undef PYSKETCH_SUBSAMPLE_KERNELS
 
-#endif  // PYSKETCH_SUBSAMPLE_X86
+#endif  // PYSKETCH_SIMD_X86
 
 }  // namespace detail
 
@@ -573,28 +192,18 @@ void phases_selected(const T *wt, std::size_t d, std::size_t m, const T *x, cons
                      const std::uint32_t *rec, std::size_t records, std::size_t n, const T *u, T *out)
 {
     if (n == 0) return;
-#if defined(PYSKETCH_SUBSAMPLE_X86)
+#if defined(PYSKETCH_SIMD_X86)
     // 32-bit gather offsets: j * d + i and q * d + i must fit in an int
     const std::size_t reach = std::max(m, records) * d;
     if (reach <= static_cast<std::size_t>(std::numeric_limits<int>::max())) {
-        switch (fht_get_simd_level()) {
-        case FHT_SIMD_AVX512:
-            if constexpr (sizeof(T) == 4) {
-                if (rec) detail::chosen_phases<true>(detail::Avx512F32{}, wt, d, x, idx, rec, n, u, out);
-                else detail::chosen_phases<false>(detail::Avx512F32{}, wt, d, x, idx, rec, n, u, out);
-            } else {
-                if (rec) detail::chosen_phases<true>(detail::Avx512F64{}, wt, d, x, idx, rec, n, u, out);
-                else detail::chosen_phases<false>(detail::Avx512F64{}, wt, d, x, idx, rec, n, u, out);
-            }
+        switch (simd::level()) {
+        case simd::Level::avx512:
+            if (rec) detail::chosen_phases_avx512<simd::Avx512<T>, true>(wt, d, x, idx, rec, n, u, out);
+            else detail::chosen_phases_avx512<simd::Avx512<T>, false>(wt, d, x, idx, rec, n, u, out);
             return;
-        case FHT_SIMD_AVX2:
-            if constexpr (sizeof(T) == 4) {
-                if (rec) detail::chosen_phases<true>(detail::Avx2F32{}, wt, d, x, idx, rec, n, u, out);
-                else detail::chosen_phases<false>(detail::Avx2F32{}, wt, d, x, idx, rec, n, u, out);
-            } else {
-                if (rec) detail::chosen_phases<true>(detail::Avx2F64{}, wt, d, x, idx, rec, n, u, out);
-                else detail::chosen_phases<false>(detail::Avx2F64{}, wt, d, x, idx, rec, n, u, out);
-            }
+        case simd::Level::avx2:
+            if (rec) detail::chosen_phases_avx2<simd::Avx2<T>, true>(wt, d, x, idx, rec, n, u, out);
+            else detail::chosen_phases_avx2<simd::Avx2<T>, false>(wt, d, x, idx, rec, n, u, out);
             return;
         default: break;
         }

@@ -1,0 +1,1002 @@
+// features.hpp - the feature maps' nonlinearities and their fused accumulation into float64
+// sums (header-only, C++17). sincos.hpp computes cos and sin; this file sums features.
+//
+// The nonlinearities, as policies (the sketches take one as a template parameter, or
+// dispatch on the enum Nonlinearity with visit()):
+//   Cis     acc0 += cos(t + u), acc1 += sin(t + u): the complex exponential e^{i(t + u)}
+//   QCis    acc0 += 2^-1/2 sign cos(t + u), acc1 += 2^-1/2 sign sin(t + u): quantized
+//   Square  acc0 += t^2 (no dither; acc1 unused): the quadratic features
+// Each has `two` (whether it fills acc1) and accumulate<T>(t, rows, row_stride, n, u, acc0,
+// acc1): acc0/acc1[j] += sum over r < rows of the features of t[r * row_stride + j] (+ u[j]).
+//
+//   accumulate_cis(t, rows, row_stride, n, u, acc_cos, acc_sin)
+//        acc_cos[j] += sum_r cos(t[r * row_stride + j] + u[j]),   acc_sin likewise with sin
+//   accumulate_qcis(t, rows, row_stride, n, u, acc_re, acc_im)
+//        acc_re[j] += 2^-1/2 sum_r sign cos(t[r * row_stride + j] + u[j]),  acc_im likewise with sin
+//   accumulate_square(t, rows, row_stride, n, acc)
+//        acc[j] += sum_r t[r * row_stride + j]^2, in double, rows in order per column
+//
+// u may be nullptr (no dither); t + u is rounded to T, as numpy would. The accumulators are
+// double and are read once and written once per call: the sums over rows stay in registers
+// (for each block of columns, all the rows are walked before the next block). Every n works
+// (n = 0 and rows = 0 do nothing), pointers need no alignment beyond their type's, row_stride
+// may be any value (0 repeats a row, negative walks backwards); the accumulators must not
+// overlap the inputs. The calls run on the calling thread: callers split large jobs into
+// blocks. Dispatched at run time on simd::level() (simd.hpp) like the kernels they call.
+//
+// Accumulation
+// ------------
+// double inputs: per column, the sum over rows starts from 0 in double, adds the rows in order
+// and is then added to the accumulator: acc + (((0 + v_0) + v_1) + ...). The roundings are
+// those of the double additions: at most rows^2/2 ulps of 1 (2^-53) in the worst case, about
+// sqrt(rows) ulps typically.
+// float inputs: each float result v in [-1, 1] is rounded to the nearest multiple of 2^-26
+// (an error of at most 2^-27 = 7.5e-9, and none when |v| >= 1/8, whose float spacing is already
+// 2^-26 or coarser; the float result itself carries up to 7.1e-8), then summed exactly in 32-bit
+// integers over blocks of 16 rows, and each block sum is added exactly to a per-column double
+// sum (exact below 2^27 rows); one rounding when it is added to the accumulator. So the float
+// sums are exact, do not depend on the order of the rows or on the instruction set, and their
+// error is the sum of the per-value errors (<= 7.9e-8 each). This is faster than converting
+// every value to double (one conversion and one integer addition per 16 values, and the 2^26
+// scale is folded into the polynomial coefficients). Lanes outside the fast range add
+// std::cos/std::sin in double to side sums instead.
+//
+// The quantized features of accumulate_qcis are those of Schellekens & Jacques, "Quantized
+// compressive k-means" (IEEE SPL 2018) and Chatalic's thesis, Def. 2.5: with rho(x) =
+// 2^-1/2 sign(cos x), Phi(x) = rho(x) + i rho(x - pi/2) = 2^-1/2 (sign cos x + i sign sin x).
+// sign(0) = +1 (for +0 and -0): x = 0 contributes (+1, +1) 2^-1/2. No polynomial is needed:
+// with m = floor(x / (pi/2)) (k, less one where the reduced r < 0), cos x < 0 exactly when
+// (m + 1) mod 4 >= 2 and sin x < 0 exactly when m mod 4 >= 2. The reduced r has the sign of the
+// exact x - k pi/2 on the whole fast range (its error is far below the distance of any float
+// or double to a multiple of pi/2 there; tests/test_sincos.py checks the closest ones). The
+// signs are counted in integers, so each call adds 2^-1/2 * (exact integer) to the
+// accumulator with one fma per column. Inputs outside the fast range use sign(std::cos x)
+// and sign(std::sin x); NaN and +-inf add NaN.
+#ifndef PYSKETCH_FEATURES_HPP
+#define PYSKETCH_FEATURES_HPP
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <type_traits>
+
+#include "pysketch/simd.hpp"
+#include "pysketch/sincos.hpp"
+
+namespace pysketch {
+namespace features {
+
+enum class Nonlinearity : int { cis = 0, qcis = 1, square = 2 };
+
+// 2^-1/2, the magnitude of the quantized features.
+inline constexpr double qcis_scale = 0x1.6a09e667f3bcdp-1;
+
+namespace detail {
+
+// The kernels of sincos.hpp, by their short names here.
+using namespace sincos;
+using namespace sincos::detail;
+
+// The quantized features of one value in the fast range: adds (m + 1) & 2 and m & 2 (0 or 2:
+// twice "cos < 0" and "sin < 0") to the counts, m = floor(x / (pi/2)).
+template <class T>
+inline void qcis_count(T x, std::uint64_t &count_cos, std::uint64_t &count_sin)
+{
+    T kk;
+    const T r = reduce(x, kk);
+    const std::uint64_t m = static_cast<std::uint64_t>(bits_of(kk)) - (r < T(0) ? 1u : 0u);
+    count_cos += (m + 1u) & 2u;
+    count_sin += m & 2u;
+}
+
+// The quantized features of a value outside the fast range (or NaN, infinity), in double.
+template <class T>
+inline void qcis_slow(T x, double &re, double &im)
+{
+    if (!std::isfinite(x)) {
+        re = im = std::numeric_limits<double>::quiet_NaN();
+        return;
+    }
+    re = std::cos(x) < T(0) ? -qcis_scale : qcis_scale;
+    im = std::sin(x) < T(0) ? -qcis_scale : qcis_scale;
+}
+
+// The cold path of the float accumulation: lanes outside the fast range add std::cos and std::sin
+// to side sums in double and count 0 in the integer sums.
+template <class T>
+PYSKETCH_SINCOS_COLD void fix_lanes_apart(const T *t, T *c, T *s, unsigned bad, double *side_c, double *side_s)
+{
+    for (unsigned i = 0; bad != 0; ++i, bad >>= 1) {
+        if (bad & 1u) {
+            side_c[i] += static_cast<double>(std::cos(t[i]));
+            side_s[i] += static_cast<double>(std::sin(t[i]));
+            c[i] = s[i] = T(0);
+        }
+    }
+}
+
+// The cold path of the quantized kernels: lanes outside the fast range count 1 (sign +1 - 1 = 0
+// in "rows - count") and add their features to side sums.
+template <class T, class Count>
+PYSKETCH_SINCOS_COLD void fix_qcis_lanes(const T *x, Count *count_cos, Count *count_sin, unsigned bad,
+                                         double *side_re, double *side_im)
+{
+    for (unsigned i = 0; bad != 0; ++i, bad >>= 1) {
+        if (bad & 1u) {
+            double re, im;
+            qcis_slow(x[i], re, im);
+            side_re[i] += re;
+            side_im[i] += im;
+            count_cos[i] = 1;
+            count_sin[i] = 1;
+        }
+    }
+}
+
+// Float accumulation: each float result v in [-1, 1] is rounded to the nearest multiple of
+// 2^-26 (an error of at most 2^-27 = 7.5e-9, and none for |v| >= 1/8, whose float spacing is
+// already 2^-26 or coarser) and summed exactly in 32-bit integers over blocks of 16 rows
+// (|sum| <= 2^30); each block sum is added exactly to a double sum (exact below 2^27 rows).
+inline constexpr std::size_t cis_block_rows = 16;
+
+// ---- Portable implementations (the "sse" and "scalar" levels, and non-x86 CPUs) ----
+
+// Columns are handled in chunks whose per-column sums stay in a small local buffer.
+inline constexpr std::size_t portable_chunk = 256;
+
+template <class T>
+void cis_portable(const T *t, std::size_t rows, std::ptrdiff_t stride, std::size_t n, const T *u, double *acc_cos,
+                  double *acc_sin)
+{
+    constexpr bool integer_sums = std::is_same_v<T, float>;
+    constexpr std::size_t block = integer_sums ? cis_block_rows : ~std::size_t{0};
+    double sum_c[portable_chunk], sum_s[portable_chunk], side_c[portable_chunk], side_s[portable_chunk];
+    std::int32_t int_c[portable_chunk], int_s[portable_chunk];
+    bool side[portable_chunk];
+    for (std::size_t j0 = 0; j0 < n; j0 += portable_chunk) {
+        const std::size_t m = std::min(portable_chunk, n - j0);
+        std::fill(sum_c, sum_c + m, 0.0);
+        std::fill(sum_s, sum_s + m, 0.0);
+        std::fill(side_c, side_c + m, 0.0);
+        std::fill(side_s, side_s + m, 0.0);
+        std::fill(side, side + m, false);
+        for (std::size_t r0 = 0; r0 < rows;) {
+            const std::size_t r1 = rows - r0 > block ? r0 + block : rows;
+            std::fill(int_c, int_c + m, 0);
+            std::fill(int_s, int_s + m, 0);
+            for (std::size_t r = r0; r < r1; ++r) {
+                const T *row = t + static_cast<std::ptrdiff_t>(r) * stride + j0;
+                for (std::size_t i = 0; i < m; ++i) {
+                    const T x = u ? row[i] + u[j0 + i] : row[i];
+                    T c, s;
+                    sincos_scalar(x, c, s);
+                    if constexpr (integer_sums) {
+                        if (in_fast_range(x)) {
+                            int_c[i] += static_cast<std::int32_t>(std::nearbyint(c * cis_fixed_scale));
+                            int_s[i] += static_cast<std::int32_t>(std::nearbyint(s * cis_fixed_scale));
+                        } else {
+                            side_c[i] += static_cast<double>(c);
+                            side_s[i] += static_cast<double>(s);
+                            side[i] = true;
+                        }
+                    } else {
+                        sum_c[i] += c;
+                        sum_s[i] += s;
+                    }
+                }
+            }
+            if constexpr (integer_sums) {
+                for (std::size_t i = 0; i < m; ++i) {
+                    sum_c[i] += static_cast<double>(int_c[i]) * (1.0 / cis_fixed_scale);
+                    sum_s[i] += static_cast<double>(int_s[i]) * (1.0 / cis_fixed_scale);
+                }
+            }
+            r0 = r1;
+        }
+        for (std::size_t i = 0; i < m; ++i) {
+            acc_cos[j0 + i] += sum_c[i];
+            acc_sin[j0 + i] += sum_s[i];
+            if (side[i]) {
+                acc_cos[j0 + i] += side_c[i];
+                acc_sin[j0 + i] += side_s[i];
+            }
+        }
+    }
+}
+
+// Rows are counted in blocks small enough for 32-bit counters (2 per row at most).
+inline constexpr std::size_t qcis_block_rows = std::size_t{1} << 29;
+
+// acc + 2^-1/2 * (rows - count): the sum of the signs of `rows` features whose count of
+// negatives, doubled, is `count`.
+inline double qcis_flush(double acc, std::size_t rows, std::uint64_t count)
+{
+    return std::fma(static_cast<double>(rows) - static_cast<double>(count), qcis_scale, acc);
+}
+
+template <class T>
+void qcis_portable(const T *t, std::size_t rows, std::ptrdiff_t stride, std::size_t n, const T *u, double *acc_re,
+                   double *acc_im)
+{
+    std::uint64_t count_cos[portable_chunk], count_sin[portable_chunk];
+    double side_re[portable_chunk], side_im[portable_chunk];
+    bool side[portable_chunk];
+    for (std::size_t j0 = 0; j0 < n; j0 += portable_chunk) {
+        const std::size_t m = std::min(portable_chunk, n - j0);
+        std::fill(side, side + m, false);
+        std::fill(side_re, side_re + m, 0.0);
+        std::fill(side_im, side_im + m, 0.0);
+        for (std::size_t r0 = 0; r0 < rows; r0 += qcis_block_rows) {
+            const std::size_t r1 = std::min(rows, r0 + qcis_block_rows);
+            std::fill(count_cos, count_cos + m, 0);
+            std::fill(count_sin, count_sin + m, 0);
+            for (std::size_t r = r0; r < r1; ++r) {
+                const T *row = t + static_cast<std::ptrdiff_t>(r) * stride + j0;
+                for (std::size_t i = 0; i < m; ++i) {
+                    const T x = u ? row[i] + u[j0 + i] : row[i];
+                    if (in_fast_range(x)) {
+                        qcis_count(x, count_cos[i], count_sin[i]);
+                    } else {
+                        double re, im;
+                        qcis_slow(x, re, im);
+                        side_re[i] += re;
+                        side_im[i] += im;
+                        side[i] = true;
+                        count_cos[i] += 1;
+                        count_sin[i] += 1;
+                    }
+                }
+            }
+            for (std::size_t i = 0; i < m; ++i) {
+                acc_re[j0 + i] = qcis_flush(acc_re[j0 + i], r1 - r0, count_cos[i]);
+                acc_im[j0 + i] = qcis_flush(acc_im[j0 + i], r1 - r0, count_sin[i]);
+            }
+        }
+        for (std::size_t i = 0; i < m; ++i) {
+            if (side[i]) {
+                acc_re[j0 + i] += side_re[i];
+                acc_im[j0 + i] += side_im[i];
+            }
+        }
+    }
+}
+
+}  // namespace detail
+
+#if defined(PYSKETCH_SIMD_X86)
+
+#define PYSKETCH_FEATURES_AVX512 PYSKETCH_SIMD_AVX512
+#define PYSKETCH_FEATURES_AVX2 PYSKETCH_SIMD_AVX2
+
+namespace detail {
+
+// ---------------------------------------------------------------------------------------------
+// The operations the accumulation loops need, per instruction set and type, on top of those of
+// sincos.hpp's loops (values, first/second, outside, any_outside, fix; see there):
+//   cis_values(t, c, s)   results in the form acc_add takes (float: times cis_fixed_scale)
+//   cis_first(t)          the first half of cis_values (AVX-512 only, as first)
+//   cis_fix               the cold path for the lanes outside the fast range
+//   Acc, acc_*            per-lane sums of accumulate_cis over a block of rows, folded into
+//                         the per-lane double sums Sum at the end of the block
+//   QCount, q_*           per-lane integer counts of accumulate_qcis
+//   width                 vectors per column block
+// ---------------------------------------------------------------------------------------------
+
+template <class T>
+struct Avx512;
+template <class T>
+struct Avx2;
+
+template <>
+struct Avx512<float> : sincos::detail::Avx512<float> {
+    using QCount = __m512i;
+    using QCountScalar = std::int32_t;
+    static constexpr std::size_t width = 2;  // vectors per column block of the accumulations
+    static constexpr bool integer_sums = true;
+    using Acc = __m512i;
+
+    PYSKETCH_FEATURES_AVX512 static void cis_values(V t, V &c, V &s) { sincos_f32_avx512<true>(t, c, s); }
+    PYSKETCH_FEATURES_AVX512 static Half cis_first(V t) { return reduced_f32_avx512<true>(t); }
+    // The lanes of `bad` add std::cos and std::sin to the side sums and count 0.
+    PYSKETCH_FEATURES_AVX512 static void cis_fix(V x, V &c, V &s, unsigned bad, double *side_c, double *side_s)
+    {
+        alignas(64) T xb[16], cb[16], sb[16];
+        _mm512_store_ps(xb, x);
+        _mm512_store_ps(cb, c);
+        _mm512_store_ps(sb, s);
+        fix_lanes_apart(xb, cb, sb, bad, side_c, side_s);
+        c = _mm512_load_ps(cb);
+        s = _mm512_load_ps(sb);
+    }
+
+    PYSKETCH_FEATURES_AVX512 static Acc acc_zero() { return _mm512_setzero_si512(); }
+    // a += round(v), v = result * 2^26 (see cis_fixed_scale)
+    PYSKETCH_FEATURES_AVX512 static void acc_add(Acc &a, V v)
+    {
+        a = _mm512_add_epi32(a, _mm512_maskz_cvtps_epi32(all16, v));
+    }
+    struct Sum {
+        __m512d lo, hi;
+    };
+    PYSKETCH_FEATURES_AVX512 static Sum sum_zero() { return {_mm512_setzero_pd(), _mm512_setzero_pd()}; }
+    // sum += a * 2^-26 (exact)
+    PYSKETCH_FEATURES_AVX512 static void acc_fold(Sum &sum, Acc a)
+    {
+        const __m512d unit = _mm512_set1_pd(1.0 / cis_fixed_scale);
+        const __m512d lo = _mm512_maskz_cvtepi32_pd(all8, _mm512_maskz_extracti64x4_epi64(0xF, a, 0));
+        const __m512d hi = _mm512_maskz_cvtepi32_pd(all8, _mm512_maskz_extracti64x4_epi64(0xF, a, 1));
+        sum.lo = _mm512_add_pd(sum.lo, _mm512_mul_pd(lo, unit));
+        sum.hi = _mm512_add_pd(sum.hi, _mm512_mul_pd(hi, unit));
+    }
+    // dst[0, 16) += sum
+    PYSKETCH_FEATURES_AVX512 static void sum_add_to(double *dst, const Sum &sum)
+    {
+        _mm512_storeu_pd(dst, _mm512_add_pd(_mm512_loadu_pd(dst), sum.lo));
+        _mm512_storeu_pd(dst + 8, _mm512_add_pd(_mm512_loadu_pd(dst + 8), sum.hi));
+    }
+    PYSKETCH_FEATURES_AVX512 static void sum_store(double *out, const Sum &sum)
+    {
+        _mm512_storeu_pd(out, sum.lo);
+        _mm512_storeu_pd(out + 8, sum.hi);
+    }
+
+    PYSKETCH_FEATURES_AVX512 static QCount q_zero() { return _mm512_setzero_si512(); }
+    // Twice "cos x < 0" and twice "sin x < 0", per lane (fast range assumed).
+    PYSKETCH_FEATURES_AVX512 static void q_values(V x, QCount &dc, QCount &ds)
+    {
+        const __m512i m = quadrant_avx512(x);
+        const __m512i two = _mm512_set1_epi32(2);
+        dc = _mm512_and_si512(_mm512_add_epi32(m, _mm512_set1_epi32(1)), two);
+        ds = _mm512_and_si512(m, two);
+    }
+    PYSKETCH_FEATURES_AVX512 static QCount q_add(QCount a, QCount b) { return _mm512_add_epi32(a, b); }
+    PYSKETCH_FEATURES_AVX512 static void q_store(QCountScalar *out, QCount v) { _mm512_storeu_si512(out, v); }
+    PYSKETCH_FEATURES_AVX512 static QCount q_load(const QCountScalar *p) { return _mm512_loadu_si512(p); }
+    // dst = fma(rows - count, 2^-1/2, dst) for the 16 lanes
+    PYSKETCH_FEATURES_AVX512 static void q_flush(double *dst, std::size_t rows, QCount count)
+    {
+        const __m512d n = _mm512_set1_pd(static_cast<double>(rows));
+        const __m512d h = _mm512_set1_pd(qcis_scale);
+        const __m512d lo = _mm512_maskz_cvtepi32_pd(all8, _mm512_maskz_extracti64x4_epi64(0xF, count, 0));
+        const __m512d hi = _mm512_maskz_cvtepi32_pd(all8, _mm512_maskz_extracti64x4_epi64(0xF, count, 1));
+        _mm512_storeu_pd(dst, _mm512_fmadd_pd(_mm512_sub_pd(n, lo), h, _mm512_loadu_pd(dst)));
+        _mm512_storeu_pd(dst + 8, _mm512_fmadd_pd(_mm512_sub_pd(n, hi), h, _mm512_loadu_pd(dst + 8)));
+    }
+};
+
+template <>
+struct Avx512<double> : sincos::detail::Avx512<double> {
+    using QCount = __m512i;
+    using QCountScalar = std::int64_t;
+    static constexpr std::size_t width = 2;
+    static constexpr bool integer_sums = false;
+    using Acc = __m512d;
+
+    PYSKETCH_FEATURES_AVX512 static void cis_values(V t, V &c, V &s) { sincos_f64_avx512(t, c, s); }
+    PYSKETCH_FEATURES_AVX512 static Half cis_first(V t) { return reduced_f64_avx512(t); }
+    PYSKETCH_FEATURES_AVX512 static void cis_fix(V x, V &c, V &s, unsigned bad, double *, double *)
+    {
+        fix_avx512(x, c, s, bad);
+    }
+
+    PYSKETCH_FEATURES_AVX512 static Acc acc_zero() { return _mm512_setzero_pd(); }
+    PYSKETCH_FEATURES_AVX512 static void acc_add(Acc &a, V v) { a = _mm512_add_pd(a, v); }
+    using Sum = __m512d;
+    PYSKETCH_FEATURES_AVX512 static Sum sum_zero() { return _mm512_setzero_pd(); }
+    PYSKETCH_FEATURES_AVX512 static void acc_fold(Sum &sum, Acc a) { sum = _mm512_add_pd(sum, a); }
+    PYSKETCH_FEATURES_AVX512 static void sum_add_to(double *dst, const Sum &sum)
+    {
+        _mm512_storeu_pd(dst, _mm512_add_pd(_mm512_loadu_pd(dst), sum));
+    }
+    PYSKETCH_FEATURES_AVX512 static void sum_store(double *out, const Sum &sum) { _mm512_storeu_pd(out, sum); }
+
+    PYSKETCH_FEATURES_AVX512 static QCount q_zero() { return _mm512_setzero_si512(); }
+    PYSKETCH_FEATURES_AVX512 static void q_values(V x, QCount &dc, QCount &ds)
+    {
+        const __m512i m = quadrant_avx512(x);
+        const __m512i two = _mm512_set1_epi64(2);
+        dc = _mm512_and_si512(_mm512_add_epi64(m, _mm512_set1_epi64(1)), two);
+        ds = _mm512_and_si512(m, two);
+    }
+    PYSKETCH_FEATURES_AVX512 static QCount q_add(QCount a, QCount b) { return _mm512_add_epi64(a, b); }
+    PYSKETCH_FEATURES_AVX512 static void q_store(QCountScalar *out, QCount v) { _mm512_storeu_si512(out, v); }
+    PYSKETCH_FEATURES_AVX512 static QCount q_load(const QCountScalar *p) { return _mm512_loadu_si512(p); }
+    PYSKETCH_FEATURES_AVX512 static void q_flush(double *dst, std::size_t rows, QCount count)
+    {
+        // counts stay below 2^31 (blocks of qcis_block_rows rows): exact through int32
+        const __m512d n = _mm512_set1_pd(static_cast<double>(rows));
+        const __m512d v = _mm512_sub_pd(n, _mm512_maskz_cvtepi32_pd(all8, _mm512_maskz_cvtepi64_epi32(all8, count)));
+        _mm512_storeu_pd(dst, _mm512_fmadd_pd(v, _mm512_set1_pd(qcis_scale), _mm512_loadu_pd(dst)));
+    }
+};
+
+template <>
+struct Avx2<float> : sincos::detail::Avx2<float> {
+    using QCount = __m256i;
+    using QCountScalar = std::int32_t;
+    static constexpr std::size_t width = 4;  // 4 x 32 bytes: 128-byte runs of each row per pass
+    static constexpr bool integer_sums = true;
+    using Acc = __m256i;
+
+    PYSKETCH_FEATURES_AVX2 static void cis_values(V t, V &c, V &s) { sincos_f32_avx2<true>(t, c, s); }
+    PYSKETCH_FEATURES_AVX2 static void cis_fix(V x, V &c, V &s, unsigned bad, double *side_c, double *side_s)
+    {
+        alignas(32) T xb[8], cb[8], sb[8];
+        _mm256_store_ps(xb, x);
+        _mm256_store_ps(cb, c);
+        _mm256_store_ps(sb, s);
+        fix_lanes_apart(xb, cb, sb, bad, side_c, side_s);
+        c = _mm256_load_ps(cb);
+        s = _mm256_load_ps(sb);
+    }
+
+    PYSKETCH_FEATURES_AVX2 static Acc acc_zero() { return _mm256_setzero_si256(); }
+    PYSKETCH_FEATURES_AVX2 static void acc_add(Acc &a, V v) { a = _mm256_add_epi32(a, _mm256_cvtps_epi32(v)); }
+    struct Sum {
+        __m256d lo, hi;
+    };
+    PYSKETCH_FEATURES_AVX2 static Sum sum_zero() { return {_mm256_setzero_pd(), _mm256_setzero_pd()}; }
+    PYSKETCH_FEATURES_AVX2 static void acc_fold(Sum &sum, Acc a)
+    {
+        const __m256d unit = _mm256_set1_pd(1.0 / cis_fixed_scale);
+        const __m256d lo = _mm256_cvtepi32_pd(_mm256_castsi256_si128(a));
+        const __m256d hi = _mm256_cvtepi32_pd(_mm256_extracti128_si256(a, 1));
+        sum.lo = _mm256_add_pd(sum.lo, _mm256_mul_pd(lo, unit));
+        sum.hi = _mm256_add_pd(sum.hi, _mm256_mul_pd(hi, unit));
+    }
+    PYSKETCH_FEATURES_AVX2 static void sum_add_to(double *dst, const Sum &sum)
+    {
+        _mm256_storeu_pd(dst, _mm256_add_pd(_mm256_loadu_pd(dst), sum.lo));
+        _mm256_storeu_pd(dst + 4, _mm256_add_pd(_mm256_loadu_pd(dst + 4), sum.hi));
+    }
+    PYSKETCH_FEATURES_AVX2 static void sum_store(double *out, const Sum &sum)
+    {
+        _mm256_storeu_pd(out, sum.lo);
+        _mm256_storeu_pd(out + 4, sum.hi);
+    }
+
+    PYSKETCH_FEATURES_AVX2 static QCount q_zero() { return _mm256_setzero_si256(); }
+    PYSKETCH_FEATURES_AVX2 static void q_values(V x, QCount &dc, QCount &ds)
+    {
+        const __m256i m = quadrant_avx2(x);
+        const __m256i two = _mm256_set1_epi32(2);
+        dc = _mm256_and_si256(_mm256_add_epi32(m, _mm256_set1_epi32(1)), two);
+        ds = _mm256_and_si256(m, two);
+    }
+    PYSKETCH_FEATURES_AVX2 static QCount q_add(QCount a, QCount b) { return _mm256_add_epi32(a, b); }
+    PYSKETCH_FEATURES_AVX2 static void q_store(QCountScalar *out, QCount v)
+    {
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(out), v);
+    }
+    PYSKETCH_FEATURES_AVX2 static QCount q_load(const QCountScalar *p)
+    {
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+    }
+    PYSKETCH_FEATURES_AVX2 static void q_flush(double *dst, std::size_t rows, QCount count)
+    {
+        const __m256d n = _mm256_set1_pd(static_cast<double>(rows));
+        const __m256d h = _mm256_set1_pd(qcis_scale);
+        const __m256d lo = _mm256_sub_pd(n, _mm256_cvtepi32_pd(_mm256_castsi256_si128(count)));
+        const __m256d hi = _mm256_sub_pd(n, _mm256_cvtepi32_pd(_mm256_extracti128_si256(count, 1)));
+        _mm256_storeu_pd(dst, _mm256_fmadd_pd(lo, h, _mm256_loadu_pd(dst)));
+        _mm256_storeu_pd(dst + 4, _mm256_fmadd_pd(hi, h, _mm256_loadu_pd(dst + 4)));
+    }
+};
+
+template <>
+struct Avx2<double> : sincos::detail::Avx2<double> {
+    using QCount = __m256i;
+    using QCountScalar = std::int64_t;
+    static constexpr std::size_t width = 4;
+    static constexpr bool integer_sums = false;
+    using Acc = __m256d;
+
+    PYSKETCH_FEATURES_AVX2 static void cis_values(V t, V &c, V &s) { sincos_f64_avx2(t, c, s); }
+    PYSKETCH_FEATURES_AVX2 static void cis_fix(V x, V &c, V &s, unsigned bad, double *, double *)
+    {
+        fix_avx2(x, c, s, bad);
+    }
+
+    PYSKETCH_FEATURES_AVX2 static Acc acc_zero() { return _mm256_setzero_pd(); }
+    PYSKETCH_FEATURES_AVX2 static void acc_add(Acc &a, V v) { a = _mm256_add_pd(a, v); }
+    using Sum = __m256d;
+    PYSKETCH_FEATURES_AVX2 static Sum sum_zero() { return _mm256_setzero_pd(); }
+    PYSKETCH_FEATURES_AVX2 static void acc_fold(Sum &sum, Acc a) { sum = _mm256_add_pd(sum, a); }
+    PYSKETCH_FEATURES_AVX2 static void sum_add_to(double *dst, const Sum &sum)
+    {
+        _mm256_storeu_pd(dst, _mm256_add_pd(_mm256_loadu_pd(dst), sum));
+    }
+    PYSKETCH_FEATURES_AVX2 static void sum_store(double *out, const Sum &sum) { _mm256_storeu_pd(out, sum); }
+
+    PYSKETCH_FEATURES_AVX2 static QCount q_zero() { return _mm256_setzero_si256(); }
+    PYSKETCH_FEATURES_AVX2 static void q_values(V x, QCount &dc, QCount &ds)
+    {
+        const __m256i m = quadrant_avx2(x);
+        const __m256i two = _mm256_set1_epi64x(2);
+        dc = _mm256_and_si256(_mm256_add_epi64(m, _mm256_set1_epi64x(1)), two);
+        ds = _mm256_and_si256(m, two);
+    }
+    PYSKETCH_FEATURES_AVX2 static QCount q_add(QCount a, QCount b) { return _mm256_add_epi64(a, b); }
+    PYSKETCH_FEATURES_AVX2 static void q_store(QCountScalar *out, QCount v)
+    {
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(out), v);
+    }
+    PYSKETCH_FEATURES_AVX2 static QCount q_load(const QCountScalar *p)
+    {
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+    }
+    PYSKETCH_FEATURES_AVX2 static void q_flush(double *dst, std::size_t rows, QCount count)
+    {
+        alignas(32) std::int64_t c[4];
+        _mm256_store_si256(reinterpret_cast<__m256i *>(c), count);
+        const __m256d v = _mm256_sub_pd(_mm256_set1_pd(static_cast<double>(rows)),
+                                        _mm256_setr_pd(static_cast<double>(c[0]), static_cast<double>(c[1]),
+                                                       static_cast<double>(c[2]), static_cast<double>(c[3])));
+        _mm256_storeu_pd(dst, _mm256_fmadd_pd(v, _mm256_set1_pd(qcis_scale), _mm256_loadu_pd(dst)));
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// The accumulation loops, written once and stamped out per instruction set (see simd.hpp):
+//   cis_columns     columns [0, W * lanes) (or [0, count) with W = 1 when Part) of every row:
+//                   the per-column sums stay in registers across rows
+//   qcis_columns    the same with integer counts of negative signs
+// ---------------------------------------------------------------------------------------------
+#define PYSKETCH_FEATURES_DEFINE_LOOPS(ISA, TARGET)                                                                  \
+    /* The cold path of the accumulations, for vector w of a column block: with integer sums, the */                 \
+    /* lanes outside the fast range go to the side sums (all zeroed on first use); with double */                    \
+    /* sums they are patched. */                                                                                     \
+    template <class Ops, std::size_t W>                                                                              \
+    __attribute__((target(TARGET))) void cis_fix_##ISA(typename Ops::V x, typename Ops::V &vc, typename Ops::V &vs,  \
+                                                      std::size_t w, bool &side, double *side_c, double *side_s)     \
+    {                                                                                                                \
+        const unsigned bad = Ops::outside(x);                                                                        \
+        if (bad == 0) return;                                                                                        \
+        if (Ops::integer_sums && !side) {                                                                            \
+            std::fill(side_c, side_c + W * Ops::lanes, 0.0);                                                         \
+            std::fill(side_s, side_s + W * Ops::lanes, 0.0);                                                         \
+            side = true;                                                                                             \
+        }                                                                                                            \
+        Ops::cis_fix(x, vc, vs, bad, side_c + w * Ops::lanes, side_s + w * Ops::lanes);                              \
+    }                                                                                                                \
+                                                                                                                     \
+    template <class Ops, std::size_t W>                                                                              \
+    __attribute__((target(TARGET))) void qcis_fix_##ISA(typename Ops::V x, typename Ops::QCount &dc,                 \
+                                                       typename Ops::QCount &ds, std::size_t w, bool &side,          \
+                                                       double *side_re, double *side_im)                             \
+    {                                                                                                                \
+        constexpr std::size_t L = Ops::lanes;                                                                        \
+        const unsigned bad = Ops::outside(x);                                                                        \
+        if (bad == 0) return;                                                                                        \
+        if (!side) {                                                                                                 \
+            std::fill(side_re, side_re + W * L, 0.0);                                                                \
+            std::fill(side_im, side_im + W * L, 0.0);                                                                \
+            side = true;                                                                                             \
+        }                                                                                                            \
+        alignas(64) typename Ops::T xb[L];                                                                           \
+        alignas(64) typename Ops::QCountScalar cb[L], sb[L];                                                         \
+        Ops::store(xb, x);                                                                                           \
+        Ops::q_store(cb, dc);                                                                                        \
+        Ops::q_store(sb, ds);                                                                                        \
+        fix_qcis_lanes(xb, cb, sb, bad, side_re + w * L, side_im + w * L);                                           \
+        dc = Ops::q_load(cb);                                                                                        \
+        ds = Ops::q_load(sb);                                                                                        \
+    }                                                                                                                \
+                                                                                                                     \
+    /* The hot loops call the cold paths through these: the copies are the only values whose */                      \
+    /* address is taken, so the loops keep theirs in registers. Passed by reference directly, the */                 \
+    /* two results of every vector were stored to the stack on each row, taken or not (GCC 12); */                   \
+    /* accumulate_cis float ran 8% slower (0.383 against 0.353 ns per value, AVX-512, 64 x 8192). */                 \
+    template <class Ops, std::size_t W>                                                                              \
+    __attribute__((target(TARGET), always_inline)) inline void cis_patch_##ISA(                                      \
+        typename Ops::V x, typename Ops::V &vc, typename Ops::V &vs, std::size_t w, bool &side, double *side_c,      \
+        double *side_s)                                                                                              \
+    {                                                                                                                \
+        typename Ops::V c = vc, s = vs;                                                                              \
+        cis_fix_##ISA<Ops, W>(x, c, s, w, side, side_c, side_s);                                                     \
+        vc = c;                                                                                                      \
+        vs = s;                                                                                                      \
+    }                                                                                                                \
+    template <class Ops, std::size_t W>                                                                              \
+    __attribute__((target(TARGET), always_inline)) inline void qcis_patch_##ISA(                                     \
+        typename Ops::V x, typename Ops::QCount &dc, typename Ops::QCount &ds, std::size_t w, bool &side,            \
+        double *side_re, double *side_im)                                                                            \
+    {                                                                                                                \
+        typename Ops::QCount c = dc, s = ds;                                                                         \
+        qcis_fix_##ISA<Ops, W>(x, c, s, w, side, side_re, side_im);                                                  \
+        dc = c;                                                                                                      \
+        ds = s;                                                                                                      \
+    }                                                                                                                \
+                                                                                                                     \
+    /* Row `row` of the columns, plus the dither, as vector w. */                                                    \
+    template <class Ops, std::size_t W, bool HasU, bool Part>                                                        \
+    __attribute__((target(TARGET), always_inline)) inline typename Ops::V cis_load_##ISA(                            \
+        const typename Ops::T *row, const typename Ops::V (&uv)[W], std::size_t count, std::size_t w)                \
+    {                                                                                                                \
+        typename Ops::V x = Part ? Ops::load_part(row, count) : Ops::load(row + w * Ops::lanes);                     \
+        if constexpr (HasU) x = Ops::add(x, uv[w]);                                                                  \
+        return x;                                                                                                    \
+    }                                                                                                                \
+    /* The first half of a row step (the software-pipelined loop below): returns whether any lane */                 \
+    /* is outside the fast range. */                                                                                 \
+    template <class Ops, std::size_t W, bool HasU, bool Part>                                                        \
+    __attribute__((target(TARGET), always_inline)) inline bool cis_first_row_##ISA(                                  \
+        const typename Ops::T *row, const typename Ops::V (&uv)[W], std::size_t count, typename Ops::Half (&h)[W])   \
+    {                                                                                                                \
+        typename Ops::V x[W];                                                                                        \
+        for (std::size_t w = 0; w < W; ++w) x[w] = cis_load_##ISA<Ops, W, HasU, Part>(row, uv, count, w);            \
+        for (std::size_t w = 0; w < W; ++w) h[w] = Ops::cis_first(x[w]);                                             \
+        return Ops::any_outside(x);                                                                                  \
+    }                                                                                                                \
+                                                                                                                     \
+    template <class Ops, std::size_t W, bool HasU, bool Part>                                                        \
+    __attribute__((target(TARGET), always_inline)) inline void cis_columns_##ISA(                                    \
+        const typename Ops::T *t, std::size_t rows, std::ptrdiff_t stride, const typename Ops::T *u, std::size_t count,\
+        double *acc_cos, double *acc_sin)                                                                            \
+    {                                                                                                                \
+        using V = typename Ops::V;                                                                                   \
+        constexpr std::size_t L = Ops::lanes;                                                                        \
+        constexpr std::size_t block = Ops::integer_sums ? cis_block_rows : ~std::size_t{0};                          \
+        V uv[W] = {};                                                                                                \
+        for (std::size_t w = 0; w < W; ++w)                                                                          \
+            if constexpr (HasU) uv[w] = Part ? Ops::load_part(u, count) : Ops::load(u + w * L);                      \
+        /* per-column sums in double; with integer sums, the lanes outside the fast range apart */                   \
+        typename Ops::Sum sum_c[W], sum_s[W];                                                                        \
+        for (std::size_t w = 0; w < W; ++w) sum_c[w] = sum_s[w] = Ops::sum_zero();                                   \
+        alignas(64) double side_c[W * L], side_s[W * L];                                                             \
+        bool side = false;                                                                                           \
+        const auto row_at = [t, stride](std::size_t r) { return t + static_cast<std::ptrdiff_t>(r) * stride; };      \
+        /* With 32 registers (check_first false) the rows are software-pipelined: the first half of */               \
+        /* row r + 1 (reduction and polynomials, about 40 cycles of dependent latency) is issued before */           \
+        /* the second half of row r (quadrants, sums), so the scheduler no longer fills with operations */           \
+        /* waiting on one row's chain: float AVX-512 went from 0.355 to 0.323 ns per value (64 x 8192, */            \
+        /* Zen 4). A row's range check comes with its first half; its cold path reloads the row. With */             \
+        /* 16 registers, each row is checked, then finished one vector at a time. */                                 \
+        typename HalfOf<Ops>::type next[W];                                                                          \
+        bool next_slow = false;                                                                                      \
+        if constexpr (!Ops::check_first)                                                                             \
+            next_slow = rows != 0 && cis_first_row_##ISA<Ops, W, HasU, Part>(t, uv, count, next);                    \
+        for (std::size_t r0 = 0; r0 < rows;) {                                                                       \
+            const std::size_t r1 = rows - r0 > block ? r0 + block : rows;                                            \
+            typename Ops::Acc ac[W], as[W];                                                                          \
+            for (std::size_t w = 0; w < W; ++w) ac[w] = as[w] = Ops::acc_zero();                                     \
+            for (std::size_t r = r0; r < r1; ++r) {                                                                  \
+                if constexpr (Ops::check_first) {                                                                    \
+                    V x[W];                                                                                          \
+                    for (std::size_t w = 0; w < W; ++w)                                                              \
+                        x[w] = cis_load_##ISA<Ops, W, HasU, Part>(row_at(r), uv, count, w);                          \
+                    const bool slow = PYSKETCH_SINCOS_UNLIKELY(Ops::any_outside(x));                                 \
+                    for (std::size_t w = 0; w < W; ++w) {                                                            \
+                        V vc, vs;                                                                                    \
+                        Ops::cis_values(x[w], vc, vs);                                                               \
+                        if (PYSKETCH_SINCOS_UNLIKELY(slow))                                                          \
+                            cis_patch_##ISA<Ops, W>(x[w], vc, vs, w, side, side_c, side_s);                          \
+                        Ops::acc_add(ac[w], vc);                                                                     \
+                        Ops::acc_add(as[w], vs);                                                                     \
+                    }                                                                                                \
+                } else {                                                                                             \
+                    typename Ops::Half cur[W];                                                                       \
+                    for (std::size_t w = 0; w < W; ++w) cur[w] = next[w];                                            \
+                    const bool slow = next_slow;                                                                     \
+                    if (r + 1 < rows)                                                                                \
+                        next_slow = cis_first_row_##ISA<Ops, W, HasU, Part>(row_at(r + 1), uv, count, next);         \
+                    V vc[W], vs[W];                                                                                  \
+                    for (std::size_t w = 0; w < W; ++w) Ops::second(cur[w], vc[w], vs[w]);                          \
+                    if (PYSKETCH_SINCOS_UNLIKELY(slow)) {                                                            \
+                        for (std::size_t w = 0; w < W; ++w)                                                          \
+                            cis_patch_##ISA<Ops, W>(cis_load_##ISA<Ops, W, HasU, Part>(row_at(r), uv, count, w), vc[w],\
+                                                    vs[w], w, side, side_c, side_s);                                 \
+                    }                                                                                                \
+                    for (std::size_t w = 0; w < W; ++w) {                                                            \
+                        Ops::acc_add(ac[w], vc[w]);                                                                  \
+                        Ops::acc_add(as[w], vs[w]);                                                                  \
+                    }                                                                                                \
+                }                                                                                                    \
+            }                                                                                                        \
+            for (std::size_t w = 0; w < W; ++w) {                                                                    \
+                Ops::acc_fold(sum_c[w], ac[w]);                                                                      \
+                Ops::acc_fold(sum_s[w], as[w]);                                                                      \
+            }                                                                                                        \
+            r0 = r1;                                                                                                 \
+        }                                                                                                            \
+        if constexpr (Part) {                                                                                        \
+            double bc[L], bs[L];                                                                                     \
+            Ops::sum_store(bc, sum_c[0]);                                                                            \
+            Ops::sum_store(bs, sum_s[0]);                                                                            \
+            for (std::size_t i = 0; i < count; ++i) {                                                                \
+                acc_cos[i] += bc[i];                                                                                 \
+                acc_sin[i] += bs[i];                                                                                 \
+            }                                                                                                        \
+        } else {                                                                                                     \
+            for (std::size_t w = 0; w < W; ++w) {                                                                    \
+                Ops::sum_add_to(acc_cos + w * L, sum_c[w]);                                                          \
+                Ops::sum_add_to(acc_sin + w * L, sum_s[w]);                                                          \
+            }                                                                                                        \
+        }                                                                                                            \
+        if (side) {                                                                                                  \
+            for (std::size_t i = 0; i < (Part ? count : W * L); ++i) {                                               \
+                acc_cos[i] += side_c[i];                                                                             \
+                acc_sin[i] += side_s[i];                                                                             \
+            }                                                                                                        \
+        }                                                                                                            \
+    }                                                                                                                \
+                                                                                                                     \
+    /* `blocks` column blocks of W vectors (or one part vector), one after the other: one function */                \
+    /* per shape, so that the constants are set up once per call. */                                                 \
+    template <class Ops, std::size_t W, bool HasU, bool Part>                                                        \
+    __attribute__((target(TARGET))) void cis_blocks_##ISA(const typename Ops::T *t, std::size_t rows,                \
+                                                         std::ptrdiff_t stride, const typename Ops::T *u,            \
+                                                         std::size_t count, std::size_t blocks, double *acc_cos,     \
+                                                         double *acc_sin)                                            \
+    {                                                                                                                \
+        constexpr std::size_t step = W * Ops::lanes;                                                                 \
+        for (std::size_t b = 0; b < blocks; ++b)                                                                     \
+            cis_columns_##ISA<Ops, W, HasU, Part>(t + b * step, rows, stride, u + (HasU ? b * step : 0), count,      \
+                                                  acc_cos + b * step, acc_sin + b * step);                           \
+    }                                                                                                                \
+                                                                                                                     \
+    template <class Ops, bool HasU>                                                                                  \
+    __attribute__((target(TARGET))) void cis_loop_##ISA(const typename Ops::T *t, std::size_t rows,                  \
+                                                       std::ptrdiff_t stride, std::size_t n,                         \
+                                                       const typename Ops::T *u, double *acc_cos, double *acc_sin)   \
+    {                                                                                                                \
+        constexpr std::size_t L = Ops::lanes, W = Ops::width;                                                        \
+        const std::size_t wide = n / (W * L), narrow = n % (W * L) / L, j = wide * W * L, k = j + narrow * L;        \
+        if (wide) cis_blocks_##ISA<Ops, W, HasU, false>(t, rows, stride, u, L, wide, acc_cos, acc_sin);              \
+        if (narrow)                                                                                                  \
+            cis_blocks_##ISA<Ops, 1, HasU, false>(t + j, rows, stride, u + (HasU ? j : 0), L, narrow, acc_cos + j,   \
+                                                  acc_sin + j);                                                      \
+        if (k < n)                                                                                                   \
+            cis_blocks_##ISA<Ops, 1, HasU, true>(t + k, rows, stride, u + (HasU ? k : 0), n - k, 1, acc_cos + k,     \
+                                                 acc_sin + k);                                                       \
+    }                                                                                                                \
+                                                                                                                     \
+    template <class Ops, std::size_t W, bool HasU, bool Part>                                                        \
+    __attribute__((target(TARGET), always_inline)) inline void qcis_columns_##ISA(                                   \
+        const typename Ops::T *t, std::size_t rows, std::ptrdiff_t stride, const typename Ops::T *u, std::size_t count,\
+        double *acc_re, double *acc_im)                                                                              \
+    {                                                                                                                \
+        using V = typename Ops::V;                                                                                   \
+        using Q = typename Ops::QCount;                                                                              \
+        constexpr std::size_t L = Ops::lanes;                                                                        \
+        V uv[W];                                                                                                     \
+        for (std::size_t w = 0; w < W; ++w)                                                                          \
+            if constexpr (HasU) uv[w] = Part ? Ops::load_part(u, count) : Ops::load(u + w * L);                      \
+        /* features of the lanes outside the fast range (rare): summed apart, in double */                           \
+        alignas(64) double side_re[W * L], side_im[W * L];                                                           \
+        bool side = false;                                                                                           \
+        for (std::size_t r0 = 0; r0 < rows; r0 += qcis_block_rows) {                                                 \
+            const std::size_t r1 = std::min(rows, r0 + qcis_block_rows);                                             \
+            Q cc[W], cs[W];                                                                                          \
+            for (std::size_t w = 0; w < W; ++w) cc[w] = cs[w] = Ops::q_zero();                                       \
+            for (std::size_t r = r0; r < r1; ++r) {                                                                  \
+                const typename Ops::T *row = t + static_cast<std::ptrdiff_t>(r) * stride;                            \
+                V x[W];                                                                                              \
+                for (std::size_t w = 0; w < W; ++w) {                                                                \
+                    x[w] = Part ? Ops::load_part(row, count) : Ops::load(row + w * L);                               \
+                    if constexpr (HasU) x[w] = Ops::add(x[w], uv[w]);                                                \
+                }                                                                                                    \
+                if constexpr (Ops::check_first) {                                                                    \
+                    const bool slow = PYSKETCH_SINCOS_UNLIKELY(Ops::any_outside(x));                                 \
+                    for (std::size_t w = 0; w < W; ++w) {                                                            \
+                        Q dc, ds;                                                                                    \
+                        Ops::q_values(x[w], dc, ds);                                                                 \
+                        if (PYSKETCH_SINCOS_UNLIKELY(slow))                                                          \
+                            qcis_patch_##ISA<Ops, W>(x[w], dc, ds, w, side, side_re, side_im);                       \
+                        cc[w] = Ops::q_add(cc[w], dc);                                                               \
+                        cs[w] = Ops::q_add(cs[w], ds);                                                               \
+                    }                                                                                                \
+                } else {                                                                                             \
+                    Q dc[W], ds[W];                                                                                  \
+                    for (std::size_t w = 0; w < W; ++w) Ops::q_values(x[w], dc[w], ds[w]);                           \
+                    if (PYSKETCH_SINCOS_UNLIKELY(Ops::any_outside(x))) {                                             \
+                        for (std::size_t w = 0; w < W; ++w)                                                          \
+                            qcis_patch_##ISA<Ops, W>(x[w], dc[w], ds[w], w, side, side_re, side_im);                 \
+                    }                                                                                                \
+                    for (std::size_t w = 0; w < W; ++w) {                                                            \
+                        cc[w] = Ops::q_add(cc[w], dc[w]);                                                            \
+                        cs[w] = Ops::q_add(cs[w], ds[w]);                                                            \
+                    }                                                                                                \
+                }                                                                                                    \
+            }                                                                                                        \
+            if constexpr (Part) {                                                                                    \
+                alignas(64) typename Ops::QCountScalar bc[L], bs[L];                                                 \
+                Ops::q_store(bc, cc[0]);                                                                             \
+                Ops::q_store(bs, cs[0]);                                                                             \
+                for (std::size_t i = 0; i < count; ++i) {                                                            \
+                    acc_re[i] = qcis_flush(acc_re[i], r1 - r0, static_cast<std::uint64_t>(bc[i]));                   \
+                    acc_im[i] = qcis_flush(acc_im[i], r1 - r0, static_cast<std::uint64_t>(bs[i]));                   \
+                }                                                                                                    \
+            } else {                                                                                                 \
+                for (std::size_t w = 0; w < W; ++w) {                                                                \
+                    Ops::q_flush(acc_re + w * L, r1 - r0, cc[w]);                                                    \
+                    Ops::q_flush(acc_im + w * L, r1 - r0, cs[w]);                                                    \
+                }                                                                                                    \
+            }                                                                                                        \
+        }                                                                                                            \
+        if (side) {                                                                                                  \
+            for (std::size_t i = 0; i < (Part ? count : W * L); ++i) {                                               \
+                acc_re[i] += side_re[i];                                                                             \
+                acc_im[i] += side_im[i];                                                                             \
+            }                                                                                                        \
+        }                                                                                                            \
+    }                                                                                                                \
+                                                                                                                     \
+    template <class Ops, std::size_t W, bool HasU, bool Part>                                                        \
+    __attribute__((target(TARGET))) void qcis_blocks_##ISA(const typename Ops::T *t, std::size_t rows,               \
+                                                          std::ptrdiff_t stride, const typename Ops::T *u,           \
+                                                          std::size_t count, std::size_t blocks, double *acc_re,     \
+                                                          double *acc_im)                                            \
+    {                                                                                                                \
+        constexpr std::size_t step = W * Ops::lanes;                                                                 \
+        for (std::size_t b = 0; b < blocks; ++b)                                                                     \
+            qcis_columns_##ISA<Ops, W, HasU, Part>(t + b * step, rows, stride, u + (HasU ? b * step : 0), count,     \
+                                                   acc_re + b * step, acc_im + b * step);                            \
+    }                                                                                                                \
+                                                                                                                     \
+    template <class Ops, bool HasU>                                                                                  \
+    __attribute__((target(TARGET))) void qcis_loop_##ISA(const typename Ops::T *t, std::size_t rows,                 \
+                                                        std::ptrdiff_t stride, std::size_t n,                        \
+                                                        const typename Ops::T *u, double *acc_re, double *acc_im)    \
+    {                                                                                                                \
+        constexpr std::size_t L = Ops::lanes, W = Ops::width;                                                        \
+        const std::size_t wide = n / (W * L), narrow = n % (W * L) / L, j = wide * W * L, k = j + narrow * L;        \
+        if (wide) qcis_blocks_##ISA<Ops, W, HasU, false>(t, rows, stride, u, L, wide, acc_re, acc_im);               \
+        if (narrow)                                                                                                  \
+            qcis_blocks_##ISA<Ops, 1, HasU, false>(t + j, rows, stride, u + (HasU ? j : 0), L, narrow, acc_re + j,   \
+                                                   acc_im + j);                                                      \
+        if (k < n)                                                                                                   \
+            qcis_blocks_##ISA<Ops, 1, HasU, true>(t + k, rows, stride, u + (HasU ? k : 0), n - k, 1, acc_re + k,     \
+                                                  acc_im + k);                                                       \
+    }
+
+PYSKETCH_FEATURES_DEFINE_LOOPS(avx512, PYSKETCH_SIMD_TARGET_avx512)
+PYSKETCH_FEATURES_DEFINE_LOOPS(avx2, PYSKETCH_SIMD_TARGET_avx2)
+#undef PYSKETCH_FEATURES_DEFINE_LOOPS
+
+}  // namespace detail
+
+#endif  // PYSKETCH_SIMD_X86
+
+// ---------------------------------------------------------------------------------------------
+// Array functions
+// ---------------------------------------------------------------------------------------------
+
+// acc_cos[j] += sum_{r < rows} cos(t[r * row_stride + j] + u[j]), acc_sin[j] likewise with sin,
+// for j < n; u == nullptr means u = 0 (then no addition is made).
+template <class T>
+void accumulate_cis(const T *t, std::size_t rows, std::ptrdiff_t row_stride, std::size_t n, const T *u,
+                    double *acc_cos, double *acc_sin)
+{
+    sincos::detail::check_type<T>();
+    if (n == 0 || rows == 0) return;
+#if defined(PYSKETCH_SIMD_X86)
+    switch (simd::level()) {
+    case simd::Level::avx512:
+        if (u) detail::cis_loop_avx512<detail::Avx512<T>, true>(t, rows, row_stride, n, u, acc_cos, acc_sin);
+        else detail::cis_loop_avx512<detail::Avx512<T>, false>(t, rows, row_stride, n, u, acc_cos, acc_sin);
+        return;
+    case simd::Level::avx2:
+        if (u) detail::cis_loop_avx2<detail::Avx2<T>, true>(t, rows, row_stride, n, u, acc_cos, acc_sin);
+        else detail::cis_loop_avx2<detail::Avx2<T>, false>(t, rows, row_stride, n, u, acc_cos, acc_sin);
+        return;
+    default: break;
+    }
+#endif
+    detail::cis_portable(t, rows, row_stride, n, u, acc_cos, acc_sin);
+}
+
+// acc_re[j] += 2^-1/2 sum_r sign cos(t[r * row_stride + j] + u[j]), acc_im[j] likewise with sin,
+// sign(0) = +1 (the quantized complex exponential; see the top of this file).
+template <class T>
+void accumulate_qcis(const T *t, std::size_t rows, std::ptrdiff_t row_stride, std::size_t n, const T *u,
+                     double *acc_re, double *acc_im)
+{
+    sincos::detail::check_type<T>();
+    if (n == 0 || rows == 0) return;
+#if defined(PYSKETCH_SIMD_X86)
+    switch (simd::level()) {
+    case simd::Level::avx512:
+        if (u) detail::qcis_loop_avx512<detail::Avx512<T>, true>(t, rows, row_stride, n, u, acc_re, acc_im);
+        else detail::qcis_loop_avx512<detail::Avx512<T>, false>(t, rows, row_stride, n, u, acc_re, acc_im);
+        return;
+    case simd::Level::avx2:
+        if (u) detail::qcis_loop_avx2<detail::Avx2<T>, true>(t, rows, row_stride, n, u, acc_re, acc_im);
+        else detail::qcis_loop_avx2<detail::Avx2<T>, false>(t, rows, row_stride, n, u, acc_re, acc_im);
+        return;
+    default: break;
+    }
+#endif
+    detail::qcis_portable(t, rows, row_stride, n, u, acc_re, acc_im);
+}
+
+// acc[j] += sum_r t[r * row_stride + j]^2 for j < n, in double, rows in order per column.
+template <class T>
+void accumulate_square(const T *t, std::size_t rows, std::ptrdiff_t stride, std::size_t n, double *acc)
+{
+    constexpr std::size_t strip = 256;  // columns per strip: the partial sums stay in L1
+    double part[strip];
+    for (std::size_t j0 = 0; j0 < n; j0 += strip) {
+        const std::size_t w = std::min(strip, n - j0);
+        std::fill_n(part, w, 0.0);
+        for (std::size_t r = 0; r < rows; ++r) {
+            const T *row = t + static_cast<std::ptrdiff_t>(r) * stride + j0;
+            for (std::size_t j = 0; j < w; ++j) {
+                const double v = static_cast<double>(row[j]);
+                part[j] += v * v;
+            }
+        }
+        for (std::size_t j = 0; j < w; ++j) acc[j0 + j] += part[j];
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The nonlinearities as policies
+// ---------------------------------------------------------------------------------------------
+
+struct Cis {
+    static constexpr Nonlinearity kind = Nonlinearity::cis;
+    static constexpr bool two = true;  // fills acc1 too
+    template <class T>
+    static void accumulate(const T *t, std::size_t rows, std::ptrdiff_t stride, std::size_t n, const T *u,
+                           double *acc0, double *acc1)
+    {
+        accumulate_cis<T>(t, rows, stride, n, u, acc0, acc1);
+    }
+};
+
+struct QCis {
+    static constexpr Nonlinearity kind = Nonlinearity::qcis;
+    static constexpr bool two = true;
+    template <class T>
+    static void accumulate(const T *t, std::size_t rows, std::ptrdiff_t stride, std::size_t n, const T *u,
+                           double *acc0, double *acc1)
+    {
+        accumulate_qcis<T>(t, rows, stride, n, u, acc0, acc1);
+    }
+};
+
+struct Square {
+    static constexpr Nonlinearity kind = Nonlinearity::square;
+    static constexpr bool two = false;
+    template <class T>
+    static void accumulate(const T *t, std::size_t rows, std::ptrdiff_t stride, std::size_t n, const T *,
+                           double *acc0, double *)
+    {
+        accumulate_square<T>(t, rows, stride, n, acc0);
+    }
+};
+
+// fn(Policy{}) for the policy of f.
+template <class Fn>
+decltype(auto) visit(Nonlinearity f, Fn &&fn)
+{
+    switch (f) {
+    case Nonlinearity::cis: return fn(Cis{});
+    case Nonlinearity::qcis: return fn(QCis{});
+    case Nonlinearity::square: return fn(Square{});
+    }
+    throw std::invalid_argument("unknown nonlinearity");
+}
+
+// Does f fill a second accumulator?
+inline bool has_two(Nonlinearity f)
+{
+    return visit(f, [](auto p) { return decltype(p)::two; });
+}
+
+// The accumulation of f (see the policies).
+template <class T>
+void accumulate(Nonlinearity f, const T *t, std::size_t rows, std::ptrdiff_t stride, std::size_t n, const T *u,
+                double *acc0, double *acc1)
+{
+    visit(f, [&](auto p) { decltype(p)::template accumulate<T>(t, rows, stride, n, u, acc0, acc1); });
+}
+
+}  // namespace features
+}  // namespace pysketch
+
+#endif  // PYSKETCH_FEATURES_HPP
