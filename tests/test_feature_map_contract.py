@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pysketch import FeatureMap, Sketch, SketchAccumulator, make_operator
-from pysketch._state import FEATURE_MAPS
+from pysketch.features import FEATURE_MAPS
 from pysketch.decoders import DecodingProblem
 from pysketch.privacy import make_private
 from pysketch.privacy.sensitivity import sum_sensitivity

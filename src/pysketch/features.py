@@ -40,7 +40,7 @@ from .accumulate import SketchAccumulator
 from .frequencies import FrequencyLaw, GaussianLaw
 from .operators import FrequencyOperator, make_operator
 
-__all__ = ["FeatureMap", "FourierMap", "ComplexFourierMap", "RealFourierMap", "QuantizedFourierMap", "QuadraticMap",
+__all__ = ["FEATURE_MAPS", "FeatureMap", "FourierMap", "ComplexFourierMap", "RealFourierMap", "QuantizedFourierMap", "QuadraticMap",
            "make_feature_map", "FEATURE_KINDS", "SUBSAMPLING_SCHEMES", "quadratic_spectral_bound",
            "quadratic_s4_bound"]
 
