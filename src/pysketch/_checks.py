@@ -32,15 +32,36 @@ def check_positive(value, name, allow_none=False):
 
 def real_array(X, name):
     """X as an ndarray of real numbers (bool, int or float; any shape), without copying
-    when it already is one. TypeError naming the argument for a masked array, complex
-    numbers or anything that is not numeric."""
+    when it already is one; an object array of numbers becomes float64. TypeError naming
+    the argument for a masked array, complex numbers or anything that is not numeric."""
     if isinstance(X, np.ma.MaskedArray):
         raise TypeError(f"{name} must not be a masked array")
-    A = np.asarray(X)
+    try:
+        A = np.asarray(X)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array of real numbers; got {type(X).__name__}") from exc
+    if A.dtype.kind in "biuf":
+        return A
     if A.dtype.kind == "c":
-        raise TypeError(f"{name} must hold real numbers; got complex dtype {A.dtype}")
-    if A.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold real numbers; got dtype {A.dtype}")
+        raise TypeError(f"{name} must be an array of real numbers; got complex dtype {A.dtype}")
+    if A.dtype.kind == "O":
+        try:
+            return A.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be an array of real numbers; got an object array") from exc
+    raise TypeError(f"{name} must be an array of real numbers; got dtype {A.dtype}")
+
+
+def real_rows(X, name):
+    """X as a 2-D array of real numbers (rows are records) with at least one row and one
+    column, any real dtype, without copying when it already is one (see `real_array`);
+    ValueError naming the argument for another shape."""
+    A = real_array(X, name)
+    if A.ndim != 2:
+        hint = " (use .reshape(-1, 1) for a single feature)" if A.ndim == 1 else ""
+        raise ValueError(f"{name} must be a 2-D array of shape (n, d); got shape {A.shape}{hint}")
+    if A.shape[0] < 1 or A.shape[1] < 1:
+        raise ValueError(f"{name} must have at least one row and one column; got shape {A.shape}")
     return A
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from scipy import sparse
 
 from ._checks import check_int as _check_int
+from ._checks import real_array, real_rows
 from ._random import as_generator
 
 __all__ = ["CHUNK_VALUES", "assign", "check_chunk_size", "check_data", "check_matrix", "check_tol", "kmeans",
@@ -48,18 +49,8 @@ def as_real_array(a, name):
     real or integer inputs converted to float64. Complex, str or object data is refused."""
     if isinstance(a, np.ndarray) and a.dtype in FLOAT_DTYPES:
         return a
-    try:
-        arr = np.asarray(a)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be an array of real numbers; got {type(a).__name__}") from exc
-    if arr.dtype.kind in "biuf":
-        return arr.astype(np.float64)
-    if arr.dtype.kind == "O":
-        try:
-            return arr.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{name} must be an array of real numbers; got an object array") from exc
-    raise TypeError(f"{name} must be an array of real numbers; got dtype {arr.dtype}")
+    arr = real_array(a, name)
+    return arr if arr.dtype in FLOAT_DTYPES else arr.astype(np.float64)
 
 
 def _all_finite(A, chunk):
@@ -71,11 +62,7 @@ def _all_finite(A, chunk):
 
 def check_data(X, name="X"):
     """A 2-D (n, d) array of finite reals with n, d >= 1 (float32/float64 kept as is)."""
-    A = as_real_array(X, name)
-    if A.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array of shape (n, d); got shape {A.shape}")
-    if A.shape[0] < 1 or A.shape[1] < 1:
-        raise ValueError(f"{name} must have at least one row and one column; got shape {A.shape}")
+    A = real_rows(as_real_array(X, name), name)
     if not _all_finite(A, max(1, CHUNK_VALUES // A.shape[1])):
         raise ValueError(f"{name} must be finite; it holds NaN or infinite values")
     return A

@@ -12,7 +12,7 @@ import collections.abc
 import numpy as np
 
 from ._checks import check_int as _check_int
-from ._checks import real_array as _real_array
+from ._checks import real_rows
 from ._random import as_generator
 
 __all__ = ["DEFAULT_PILOT_SIZE", "draw_pilot", "sample_pilot"]
@@ -27,7 +27,7 @@ def _table_shape(X, name):
         shape = tuple(X.shape)
         if len(shape) != 2:
             hint = " (use .reshape(-1, 1) for a single feature)" if len(shape) == 1 else ""
-            raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {shape}{hint}")
+            raise ValueError(f"{name} must be a 2-D array of shape (n, d); got shape {shape}{hint}")
         return int(shape[0]), int(shape[1])
     return None
 
@@ -42,13 +42,7 @@ def _take_rows(table, rows):
 def _as_real_rows(A, name, rows=None):
     """A 2-D float64 C-contiguous copy-or-view of A, checked real, non-empty and finite.
     `rows`: the data row of each row of A, for the error message."""
-    A = _real_array(A, name)
-    if A.ndim != 2:
-        hint = " (use .reshape(-1, 1) for a single feature)" if A.ndim == 1 else ""
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {A.shape}{hint}")
-    if A.shape[0] < 1 or A.shape[1] < 1:
-        raise ValueError(f"{name} must have at least one row and one column; got shape {A.shape}")
-    A = np.ascontiguousarray(A, dtype=np.float64)
+    A = np.ascontiguousarray(real_rows(A, name), dtype=np.float64)
     if not np.isfinite(A).all():
         bad = int(np.flatnonzero(~np.isfinite(A).all(axis=1))[0])
         row = bad if rows is None else int(rows[bad])
