@@ -111,7 +111,7 @@ void ordered_pieces(std::size_t rows, std::size_t piece, std::size_t m, bool two
     bool failed = false;     // a piece threw: release the pieces waiting for it
     auto piece_task = [&](std::size_t p) {
         const bool alone = pieces == 1;
-        double *const l0 = alone ? acc0 : operators::detail::scratch<double>(3, two ? 2 * m : m);
+        double *const l0 = alone ? acc0 : scratch::aligned<double>(scratch::Buffer::piece_sums, two ? 2 * m : m);
         double *const l1 = alone ? acc1 : two ? l0 + m : nullptr;
         try {
             if (!alone) std::fill_n(l0, two ? 2 * m : m, 0.0);
@@ -159,14 +159,14 @@ void sketch_structured(const operators::Structured<T> &op, Nonlinearity f, const
     const std::size_t wide = detail::wide_rows(op);
     detail::ordered_pieces(rows, detail::piece_rows(op), m, two, acc0, acc1,
                            [&](std::size_t p0, std::size_t p1, double *l0, double *l1) {
-        T *const pad = direct ? nullptr : operators::detail::scratch<T>(0, wide * dp);
+        T *const pad = direct ? nullptr : scratch::aligned<T>(scratch::Buffer::padded_input, wide * dp);
         // buf also holds the few-rows sweeps below (each thread's scratch is sized once here:
         // growing it later would move it)
         const std::size_t per = std::min(op.blocks, operators::detail::blocks_per_sweep<T>(op.log_dp));
         const std::size_t few = operators::detail::few_rows - 1;
-        T *const buf = operators::detail::scratch<T>(1, std::max(wide, few * per) * dp);
+        T *const buf = scratch::aligned<T>(scratch::Buffer::block_output, std::max(wide, few * per) * dp);
         T *const tmp = op.kind == operators::Kind::fastfood
-                           ? operators::detail::scratch<T>(2, std::max(g, per) * dp)
+                           ? scratch::aligned<T>(scratch::Buffer::fastfood_tmp, std::max(g, per) * dp)
                            : nullptr;
         for (std::size_t w0 = p0; w0 < p1; w0 += wide) {
             const std::size_t wcount = std::min(wide, p1 - w0);
@@ -239,7 +239,7 @@ void sketch_dense(const T *omega, std::ptrdiff_t omega_stride, std::size_t d, st
     const std::size_t piece = (want + tr - 1) / tr * tr;
     detail::ordered_pieces(rows, piece, m, two, acc0, acc1,
                            [&](std::size_t p0, std::size_t p1, double *l0, double *l1) {
-        T *const tile = operators::detail::scratch<T>(1, tr * tc);
+        T *const tile = scratch::aligned<T>(scratch::Buffer::block_output, tr * tc);
         for (std::size_t c0 = 0; c0 < m; c0 += tc) {
             const std::size_t width = std::min(tc, m - c0);
             for (std::size_t r0 = p0; r0 < p1; r0 += tr) {

@@ -63,6 +63,7 @@
 
 #include "pysketch/masks.hpp"
 #include "pysketch/operators.hpp"
+#include "pysketch/scratch.hpp"
 #include "pysketch/simd.hpp"
 #include "pysketch/sincos.hpp"
 #include "pysketch/sketch.hpp"
@@ -222,41 +223,13 @@ void phases_selected(const T *wt, std::size_t d, std::size_t m, const T *x, cons
 
 namespace detail {
 
-// Per-thread buffers kept between calls (no allocation per group). Slots: indices 0-3;
-// double 0-1 features, 3 sums; size_t 0-1; T 4-6 (T may be double: distinct from those).
-template <class V>
-std::vector<V> &buffer(int slot)
-{
-    thread_local std::vector<V> buffers[8];
-    return buffers[slot];
-}
-
-inline IndexList &thread_list(int slot)
-{
-    thread_local IndexList lists[2];
-    return lists[slot];
-}
-
-inline Marks &thread_marks()
-{
-    thread_local Marks marks;
-    return marks;
-}
-
-template <class V>
-V *grown(std::vector<V> &v, std::size_t n)
-{
-    if (v.size() < n) v.resize(n);
-    return v.data();
-}
-
 // The sums of one piece: features scattered into interleaved pairs (one cache line per
 // chosen feature), then added to l0 / l1, which start at zero (so no rounding is added).
 class Scatter {
   public:
     Scatter(std::size_t m, bool two) : m_(m), two_(two)
     {
-        sums_ = grown(buffer<double>(3), two ? 2 * m : m);
+        sums_ = scratch::grown<double>(scratch::Buffer::scatter_sums, two ? 2 * m : m);
         std::fill_n(sums_, two ? 2 * m : m, 0.0);
     }
 
@@ -266,7 +239,7 @@ class Scatter {
     void add(sketch::Nonlinearity f, const T *t, const std::uint32_t *idx, std::size_t n)
     {
         if (n == 0) return;
-        double *c = grown(buffer<double>(0), n);
+        double *c = scratch::grown<double>(scratch::Buffer::scatter_cos, n);
         if (f == sketch::Nonlinearity::square) {
             for (std::size_t k = 0; k < n; ++k) {
                 const double v = static_cast<double>(t[k]);
@@ -274,7 +247,7 @@ class Scatter {
             }
             return;
         }
-        double *s = grown(buffer<double>(1), n);
+        double *s = scratch::grown<double>(scratch::Buffer::scatter_sin, n);
         std::fill_n(c, n, 0.0);
         std::fill_n(s, n, 0.0);
         sketch::accumulate<T>(f, t, 1, static_cast<std::ptrdiff_t>(n), n, nullptr, c, s);
@@ -339,7 +312,7 @@ inline double scale_of(const MaskSpec &spec)
 inline void draw_group(const MaskSpec &spec, Key key, std::uint64_t first, std::size_t count, bool sorted,
                        IndexList &idx, IndexList &rec)
 {
-    Marks &marks = thread_marks();
+    Marks &marks = scratch::local<Marks>(scratch::Buffer::mask_marks);
     idx.clear();
     rec.clear();
     for (std::size_t q = 0; q < count; ++q) {
@@ -376,14 +349,14 @@ void sketch_dense_subsampled(const T *omega, std::ptrdiff_t omega_stride, const 
     const std::size_t group = strips ? tr : detail::group_records(spec.r);
     detail::scaled_pieces(rows, detail::piece_records(m, spec.r, d, group), m, two, detail::scale_of(spec), acc0,
                           acc1, [&](std::size_t p0, std::size_t p1, double *l0, double *l1) {
-        IndexList &idx = detail::thread_list(0);
-        IndexList &rec = detail::thread_list(1);
+        IndexList &idx = scratch::local<IndexList>(scratch::Buffer::chosen_indices);
+        IndexList &rec = scratch::local<IndexList>(scratch::Buffer::chosen_records);
         detail::Scatter scatter(m, two);
         if (!strips) {
             for (std::size_t g0 = p0; g0 < p1; g0 += group) {
                 const std::size_t count = std::min(group, p1 - g0);
                 detail::draw_group(spec, key, first + g0, count, false, idx, rec);
-                T *ph = detail::grown(detail::buffer<T>(4), idx.size());
+                T *ph = scratch::grown<T>(scratch::Buffer::chosen_phases, idx.size());
                 const T *xg = x + static_cast<std::ptrdiff_t>(g0) * x_stride;
                 if (spec.r >= 16) {  // whole lane groups of one record: x broadcast
                     std::size_t e0 = 0;
@@ -395,7 +368,7 @@ void sketch_dense_subsampled(const T *omega, std::ptrdiff_t omega_stride, const 
                         e0 = e1;
                     }
                 } else {  // (record, feature) pairs: the group's records copied together
-                    T *xs = detail::grown(detail::buffer<T>(5), count * d);
+                    T *xs = scratch::grown<T>(scratch::Buffer::gathered_records, count * d);
                     for (std::size_t q = 0; q < count; ++q)
                         std::memcpy(xs + q * d, xg + static_cast<std::ptrdiff_t>(q) * x_stride, d * sizeof(T));
                     phases_selected<T>(omega_t, d, m, xs, idx.data(), rec.data(), count, idx.size(), u, ph);
@@ -408,11 +381,9 @@ void sketch_dense_subsampled(const T *omega, std::ptrdiff_t omega_stride, const 
         // strips: the masks of the whole piece, bucketed by strip of columns; then strip after
         // strip (Omega's strip stays in cache), tiles of all the phases of 16 records, from
         // which the chosen ones are picked.
-        std::vector<std::uint32_t> &order_store = detail::buffer<std::uint32_t>(2);
-        std::vector<std::uint32_t> &picked_store = detail::buffer<std::uint32_t>(3);
-        std::vector<std::size_t> &start = detail::buffer<std::size_t>(0);
-        std::vector<std::size_t> &hist = detail::buffer<std::size_t>(1);
-        T *const tile = operators::detail::scratch<T>(1, tr * tc);
+        std::vector<std::size_t> &start = scratch::vector<std::size_t>(scratch::Buffer::bucket_start);
+        std::vector<std::size_t> &hist = scratch::vector<std::size_t>(scratch::Buffer::bucket_histogram);
+        T *const tile = scratch::aligned<T>(scratch::Buffer::block_output, tr * tc);
         const std::size_t nstrips = (m + tc - 1) / tc;
         detail::draw_group(spec, key, first + p0, p1 - p0, false, idx, rec);
         const std::size_t n = idx.size();
@@ -425,11 +396,11 @@ void sketch_dense_subsampled(const T *omega, std::ptrdiff_t omega_stride, const 
         start.assign(nstrips + 1, 0);
         for (std::size_t b = 0; b < nstrips; ++b)
             start[b + 1] = start[b] + hist[b] + hist[nstrips + b] + hist[2 * nstrips + b] + hist[3 * nstrips + b];
-        std::uint32_t *const order = detail::grown(order_store, n);
-        std::uint32_t *const picked = detail::grown(picked_store, n);
+        std::uint32_t *const order = scratch::grown<std::uint32_t>(scratch::Buffer::order, n);
+        std::uint32_t *const picked = scratch::grown<std::uint32_t>(scratch::Buffer::picked, n);
         std::copy(start.begin(), start.end() - 1, hist.begin());
         for (std::size_t e = 0; e < n; ++e) order[hist[ix[e] / tc]++] = static_cast<std::uint32_t>(e);
-        T *const ph = detail::grown(detail::buffer<T>(4), n);
+        T *const ph = scratch::grown<T>(scratch::Buffer::chosen_phases, n);
         for (std::size_t b = 0; b < nstrips; ++b) {
             const std::size_t c0 = b * tc, width = std::min(tc, m - c0);
             std::size_t s0 = start[b];
@@ -483,13 +454,14 @@ void sketch_structured_subsampled(const operators::Structured<T> &op, sketch::No
         const std::size_t piece = (want + wide - 1) / wide * wide;
         detail::scaled_pieces(rows, piece, m, two, scale, acc0, acc1,
                               [&](std::size_t p0, std::size_t p1, double *l0, double *l1) {
-            IndexList &chosen = detail::thread_list(0);
-            std::vector<std::uint32_t> &order_store = detail::buffer<std::uint32_t>(1);
-            std::vector<std::size_t> &start = detail::buffer<std::size_t>(0);
-            Marks &marks = detail::thread_marks();
-            T *const pad = operators::detail::scratch<T>(0, g * dp);
-            T *const buf = operators::detail::scratch<T>(1, g * dp);
-            T *const tmp = op.kind == operators::Kind::fastfood ? operators::detail::scratch<T>(2, g * dp) : nullptr;
+            IndexList &chosen = scratch::local<IndexList>(scratch::Buffer::chosen_indices);
+            std::vector<std::size_t> &start = scratch::vector<std::size_t>(scratch::Buffer::bucket_start);
+            Marks &marks = scratch::local<Marks>(scratch::Buffer::mask_marks);
+            T *const pad = scratch::aligned<T>(scratch::Buffer::padded_input, g * dp);
+            T *const buf = scratch::aligned<T>(scratch::Buffer::block_output, g * dp);
+            T *const tmp = op.kind == operators::Kind::fastfood
+                               ? scratch::aligned<T>(scratch::Buffer::fastfood_tmp, g * dp)
+                               : nullptr;
             for (std::size_t w0 = p0; w0 < p1; w0 += wide) {
                 const std::size_t count = std::min(wide, p1 - w0);
                 chosen.clear();
@@ -501,7 +473,7 @@ void sketch_structured_subsampled(const operators::Structured<T> &op, sketch::No
                 start.assign(nblocks + 1, 0);
                 for (std::size_t e = 0; e < chosen.size(); ++e) ++start[chosen[e] + 1];
                 for (std::size_t b = 0; b < nblocks; ++b) start[b + 1] += start[b];
-                std::uint32_t *const order = detail::grown(order_store, chosen.size());
+                std::uint32_t *const order = scratch::grown<std::uint32_t>(scratch::Buffer::order, chosen.size());
                 for (std::size_t e = 0; e < chosen.size(); ++e)
                     order[start[chosen[e]]++] = static_cast<std::uint32_t>(e / k);
                 for (std::size_t b = nblocks; b > 0; --b) start[b] = start[b - 1];  // restore the starts
@@ -533,16 +505,18 @@ void sketch_structured_subsampled(const operators::Structured<T> &op, sketch::No
     const std::size_t piece = (want + group - 1) / group * group;
     detail::scaled_pieces(rows, piece, m, two, scale, acc0, acc1,
                           [&](std::size_t p0, std::size_t p1, double *l0, double *l1) {
-        IndexList &idx = detail::thread_list(0);
-        IndexList &rec = detail::thread_list(1);
+        IndexList &idx = scratch::local<IndexList>(scratch::Buffer::chosen_indices);
+        IndexList &rec = scratch::local<IndexList>(scratch::Buffer::chosen_records);
         detail::Scatter scatter(m, two);
-        T *const pad = operators::detail::scratch<T>(0, dp);
-        T *const buf = operators::detail::scratch<T>(1, dp);
-        T *const tmp = op.kind == operators::Kind::fastfood ? operators::detail::scratch<T>(2, dp) : nullptr;
+        T *const pad = scratch::aligned<T>(scratch::Buffer::padded_input, dp);
+        T *const buf = scratch::aligned<T>(scratch::Buffer::block_output, dp);
+        T *const tmp = op.kind == operators::Kind::fastfood
+                           ? scratch::aligned<T>(scratch::Buffer::fastfood_tmp, dp)
+                           : nullptr;
         for (std::size_t g0 = p0; g0 < p1; g0 += group) {
             const std::size_t count = std::min(group, p1 - g0);
             detail::draw_group(spec, key, first + g0, count, true, idx, rec);
-            T *ph = detail::grown(detail::buffer<T>(4), idx.size());
+            T *ph = scratch::grown<T>(scratch::Buffer::chosen_phases, idx.size());
             std::size_t loaded = static_cast<std::size_t>(-1), current = 0;
             for (std::size_t e = 0; e < idx.size(); ++e) {
                 const std::size_t q = rec[e], j = idx[e], b = j / dp;
