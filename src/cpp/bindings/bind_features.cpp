@@ -166,7 +166,8 @@ void accumulate_qcis(const py::array &t, const py::object &u, const py::array &a
 void bind_features(py::module_ &m)
 {
     namespace sk = pysketch::sketch;
-    py::enum_<sk::Nonlinearity>(m, "Nonlinearity", "The nonlinearity of a feature map (pysketch/features.hpp).")
+    py::enum_<sk::Nonlinearity>(m, "Nonlinearity", "The nonlinearity of a feature map (pysketch/features.hpp).",
+                                 py::module_local())
         .value("cis", sk::Nonlinearity::cis, "cos and sin (complex and real maps)")
         .value("qcis", sk::Nonlinearity::qcis, "2**-0.5 sign cos and sign sin (quantized map)")
         .value("square", sk::Nonlinearity::square, "the square (quadratic map)");

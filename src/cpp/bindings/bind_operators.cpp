@@ -95,7 +95,7 @@ void accumulate_features(sk::Nonlinearity code, const py::array &t, const py::ob
 template <class T>
 void bind_structured(py::module_ &m, const char *name)
 {
-    py::class_<StructuredCore<T>>(m, name)
+    py::class_<StructuredCore<T>>(m, name, py::module_local())
         .def(py::init<int, std::size_t, std::size_t, int, py::object, py::object, py::object, py::object, py::object>(),
              py::arg("kind"), py::arg("d"), py::arg("m"), py::arg("log_dp"), py::arg("a"), py::arg("b"),
              py::arg("c"), py::arg("post"), py::arg("perm"))

@@ -135,7 +135,7 @@ py::tuple philox(std::array<std::uint64_t, 4> counter, std::uint64_t key0, std::
 
 void bind_subsample(py::module_ &m)
 {
-    py::enum_<ss::Scheme>(m, "Scheme", "The subsampling masks (pysketch/masks.hpp).")
+    py::enum_<ss::Scheme>(m, "Scheme", "The subsampling masks (pysketch/masks.hpp).", py::module_local())
         .value("uniform", ss::Scheme::uniform, "r distinct features per record, uniformly")
         .value("bernoulli", ss::Scheme::bernoulli, "each feature kept with probability r / m")
         .value("blocks", ss::Scheme::blocks, "r / block whole blocks of a structured operator");

@@ -36,6 +36,7 @@
 
 #include "fht.h"
 #include "pysketch/parallel.hpp"
+#include "pysketch/simd.hpp"
 
 namespace pysketch {
 namespace hadamard {
@@ -130,13 +131,12 @@ inline void check_result(int status)
     if (status != 0) throw std::invalid_argument("fht: the C kernel rejected its arguments");
 }
 
-// The two elementwise loops: plain loops that the compiler vectorizes. On x86 with GCC
-// or Clang each is also compiled for AVX2 and AVX-512 (function target attributes, no
-// global -m flags) and picked at run time by the level the C kernel uses, so
-// PYSKETCH_SIMD caps them too. Their results do not depend on the instruction set
-// (one IEEE multiplication per element; exact bit tests).
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-#define PYSKETCH_HADAMARD_X86_VERSIONS 1
+// The two elementwise loops: plain loops that the compiler vectorizes. Where simd.hpp has
+// vector code (PYSKETCH_SIMD_X86) each is also compiled for AVX2 and AVX-512 (function
+// target attributes, no global -m flags) and picked at run time by simd::level(), the level
+// the C kernel uses, so PYSKETCH_SIMD caps them too. Their results do not depend on the
+// instruction set (one IEEE multiplication per element; exact bit tests).
+#if defined(__GNUC__) || defined(__clang__)
 #define PYSKETCH_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define PYSKETCH_ALWAYS_INLINE inline
@@ -177,7 +177,7 @@ void scale_generic(T *p, std::size_t n, T scale) { scale_loop(p, n, scale); }
 template <class T>
 bool nonfinite_generic(const T *p, std::size_t n) { return nonfinite_loop(p, n); }
 
-#if defined(PYSKETCH_HADAMARD_X86_VERSIONS)
+#if defined(PYSKETCH_SIMD_X86)
 template <class T>
 __attribute__((target("avx2"))) void scale_avx2(T *p, std::size_t n, T scale) { scale_loop(p, n, scale); }
 template <class T>
@@ -201,10 +201,10 @@ struct Loops {
 template <class T>
 Loops<T> loops()
 {
-#if defined(PYSKETCH_HADAMARD_X86_VERSIONS)
-    switch (fht_get_simd_level()) {
-    case FHT_SIMD_AVX512: return {&scale_avx512<T>, &nonfinite_avx512<T>};
-    case FHT_SIMD_AVX2: return {&scale_avx2<T>, &nonfinite_avx2<T>};
+#if defined(PYSKETCH_SIMD_X86)
+    switch (simd::level()) {
+    case simd::Level::avx512: return {&scale_avx512<T>, &nonfinite_avx512<T>};
+    case simd::Level::avx2: return {&scale_avx2<T>, &nonfinite_avx2<T>};
     default: break;
     }
 #endif

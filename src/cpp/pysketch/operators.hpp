@@ -36,6 +36,7 @@
 
 #include "pysketch/hadamard.hpp"
 #include "pysketch/parallel.hpp"
+#include "pysketch/scratch.hpp"
 
 namespace pysketch {
 namespace operators {
@@ -223,26 +224,6 @@ void adjoint_block(const Structured<T> &op, std::size_t k, T *buf, T *tmp, std::
     hadamard::transform_diag<T>(buf, ds, buf, ds, rows, op.log_dp, nullptr, op.a + off);
 }
 
-// Per-thread scratch memory, kept between calls (no allocation or zeroing per call).
-// scratch<T>(slot, n) returns n uninitialized elements; slots 0-3 are distinct buffers
-// (0: padded input, 1: block output, 2: permutation scratch, 3: sums of sketch.hpp).
-// The buffers start on a 64-byte boundary (a cache line, one AVX-512 register): from
-// malloc they started 16 bytes past one, so that every vector load and store of the
-// transforms spanned two lines; one R3 block at dp = 1024 then took about 20% longer.
-inline constexpr std::size_t scratch_alignment = 64;
-template <class T>
-T *scratch(int slot, std::size_t n)
-{
-    static_assert(scratch_alignment % sizeof(T) == 0, "whole elements per alignment step");
-    constexpr std::size_t extra = scratch_alignment / sizeof(T);
-    thread_local std::vector<T> buffers[4];
-    std::vector<T> &b = buffers[slot];
-    if (b.size() < n + extra) b.resize(n + extra);
-    const auto address = reinterpret_cast<std::uintptr_t>(b.data());
-    const std::size_t skip = (scratch_alignment - address % scratch_alignment) % scratch_alignment / sizeof(T);
-    return b.data() + skip;
-}
-
 // Copy `rows` rows of d values (stride in elements) into buf (stride dp), zero-padded.
 template <class T>
 void load_padded(const T *x, std::ptrdiff_t stride, std::size_t rows, std::size_t d, std::size_t dp, T *buf)
@@ -271,9 +252,10 @@ void apply(const Structured<T> &op, const T *x, std::ptrdiff_t x_stride, std::si
         const std::size_t per = detail::blocks_per_sweep<T>(op.log_dp);
         const std::size_t sweeps = (op.blocks + per - 1) / per, items = rows * sweeps;
         auto work = [&](std::size_t begin, std::size_t end) {
-            T *const pad = op.d == dp ? nullptr : detail::scratch<T>(0, dp);
-            T *const buf = detail::scratch<T>(1, per * dp);
-            T *const tmp = op.kind == Kind::fastfood ? detail::scratch<T>(2, per * dp) : nullptr;
+            T *const pad = op.d == dp ? nullptr : scratch::aligned<T>(scratch::Buffer::padded_input, dp);
+            T *const buf = scratch::aligned<T>(scratch::Buffer::block_output, per * dp);
+            T *const tmp =
+                op.kind == Kind::fastfood ? scratch::aligned<T>(scratch::Buffer::fastfood_tmp, per * dp) : nullptr;
             std::size_t loaded = static_cast<std::size_t>(-1);
             for (std::size_t item = begin; item < end; ++item) {
                 const std::size_t r = item / sweeps, k0 = item % sweeps * per, nb = std::min(per, op.blocks - k0);
@@ -305,9 +287,10 @@ void apply(const Structured<T> &op, const T *x, std::ptrdiff_t x_stride, std::si
     // place; otherwise each group is copied once, zero-padded, and reused for every block.
     const bool direct = op.d == dp && (rows == 1 || x_stride >= static_cast<std::ptrdiff_t>(dp));
     auto work = [&](std::size_t begin, std::size_t end) {
-        T *const pad = direct ? nullptr : detail::scratch<T>(0, g * dp);
-        T *const buf = detail::scratch<T>(1, g * dp);
-        T *const tmp = op.kind == Kind::fastfood ? detail::scratch<T>(2, g * dp) : nullptr;
+        T *const pad = direct ? nullptr : scratch::aligned<T>(scratch::Buffer::padded_input, g * dp);
+        T *const buf = scratch::aligned<T>(scratch::Buffer::block_output, g * dp);
+        T *const tmp =
+            op.kind == Kind::fastfood ? scratch::aligned<T>(scratch::Buffer::fastfood_tmp, g * dp) : nullptr;
         std::size_t loaded = static_cast<std::size_t>(-1);
         for (std::size_t item = begin; item < end; ++item) {
             const std::size_t grp = item / op.blocks, k = item % op.blocks;
@@ -352,8 +335,9 @@ void adjoint(const Structured<T> &op, const T *v, std::ptrdiff_t v_stride, std::
         // each row through all the blocks at once (sweeps of up to `per` blocks); the
         // contributions are added block after block, as below, so the sums are the same
         const std::size_t per = detail::blocks_per_sweep<T>(op.log_dp);
-        T *const buf = detail::scratch<T>(1, per * dp);
-        T *const tmp = op.kind == Kind::fastfood ? detail::scratch<T>(2, per * dp) : nullptr;
+        T *const buf = scratch::aligned<T>(scratch::Buffer::block_output, per * dp);
+        T *const tmp =
+            op.kind == Kind::fastfood ? scratch::aligned<T>(scratch::Buffer::fastfood_tmp, per * dp) : nullptr;
         for (std::size_t r = 0; r < rows; ++r) {
             const T *vr = v + static_cast<std::ptrdiff_t>(r) * v_stride;
             T *o = out + static_cast<std::ptrdiff_t>(r) * out_stride;
@@ -377,8 +361,9 @@ void adjoint(const Structured<T> &op, const T *v, std::ptrdiff_t v_stride, std::
     }
     const std::size_t groups = (rows + g - 1) / g;
     auto work = [&](std::size_t begin, std::size_t end) {
-        T *const buf = detail::scratch<T>(1, g * dp);
-        T *const tmp = op.kind == Kind::fastfood ? detail::scratch<T>(2, g * dp) : nullptr;
+        T *const buf = scratch::aligned<T>(scratch::Buffer::block_output, g * dp);
+        T *const tmp =
+            op.kind == Kind::fastfood ? scratch::aligned<T>(scratch::Buffer::fastfood_tmp, g * dp) : nullptr;
         for (std::size_t grp = begin; grp < end; ++grp) {
             const std::size_t r0 = grp * g, count = std::min(g, rows - r0);
             for (std::size_t r = 0; r < count; ++r)

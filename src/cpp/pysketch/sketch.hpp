@@ -6,13 +6,18 @@
 //       cis (acc0 += cos, acc1 += sin), qcis (acc0 += 2^-1/2 sign cos, acc1 += 2^-1/2 sign
 //       sin) or square (acc0 += t^2; no dither, acc1 unused): features.hpp.
 //   accumulate_parallel(...)        the same, columns split over the threads.
+//   sketch(phases, f, u, acc0, acc1)
+//       the one sketching driver: the same for the phases Omega^T x of the rows of x, for
+//       any operator bound to x that gives its phases block by block (the concept is
+//       described at the driver), never materializing more than a block of them.
+//   sketch_scaled(phases, f, u, scale, acc0, acc1)
+//       acc0/acc1 += scale * the same sums (the subsampled sketches of subsample.hpp).
 //   sketch_structured(op, f, x, x_stride, rows, u, acc0, acc1)
-//       the same for the phases Omega^T x of the rows of x, never materializing them:
-//       rows go by L1-sized groups through each block of the operator and straight into
-//       the nonlinearity and the sums.
+//       the driver over StructuredPhases: rows go by L1-sized groups through each block of
+//       the operator and straight into the nonlinearity and the sums.
 //   sketch_dense(omega, omega_stride, d, m, f, x, x_stride, rows, u, acc0, acc1)
-//       the same with a dense Omega (d x m): L1-sized tiles of phases (dense.hpp), each
-//       straight into the nonlinearity and the sums.
+//       the driver over DensePhases, Omega dense (d x m): L1-sized tiles of phases
+//       (dense.hpp), each straight into the nonlinearity and the sums.
 //
 // Determinism: every sum has a fixed order whatever the number of threads. Within one
 // accumulation the columns are summed over rows in row order (float64), or exactly in
@@ -28,6 +33,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -111,7 +117,7 @@ void ordered_pieces(std::size_t rows, std::size_t piece, std::size_t m, bool two
     bool failed = false;     // a piece threw: release the pieces waiting for it
     auto piece_task = [&](std::size_t p) {
         const bool alone = pieces == 1;
-        double *const l0 = alone ? acc0 : operators::detail::scratch<double>(3, two ? 2 * m : m);
+        double *const l0 = alone ? acc0 : scratch::aligned<double>(scratch::Buffer::piece_sums, two ? 2 * m : m);
         double *const l1 = alone ? acc1 : two ? l0 + m : nullptr;
         try {
             if (!alone) std::fill_n(l0, two ? 2 * m : m, 0.0);
@@ -143,43 +149,178 @@ void ordered_pieces(std::size_t rows, std::size_t piece, std::size_t m, bool two
     }
 }
 
+// The sums of one piece of a scattered sketch: features scattered into interleaved pairs (one
+// cache line per chosen feature), then added to l0 / l1, which start at zero (so no rounding
+// is added).
+class Scatter {
+  public:
+    Scatter(std::size_t m, bool two) : m_(m), two_(two)
+    {
+        sums_ = scratch::grown<double>(scratch::Buffer::scatter_sums, two ? 2 * m : m);
+        std::fill_n(sums_, two ? 2 * m : m, 0.0);
+    }
+
+    // c[k], s[k] = the features of the phases t[k] (the values the accumulations add for them:
+    // one row into zeroed accumulators; square: t^2 in double), added at idx[k].
+    template <class T>
+    void add(Nonlinearity f, const T *t, const std::uint32_t *idx, std::size_t n)
+    {
+        if (n == 0) return;
+        double *c = scratch::grown<double>(scratch::Buffer::scatter_cos, n);
+        if (f == Nonlinearity::square) {
+            for (std::size_t k = 0; k < n; ++k) {
+                const double v = static_cast<double>(t[k]);
+                sums_[idx[k]] += v * v;
+            }
+            return;
+        }
+        double *s = scratch::grown<double>(scratch::Buffer::scatter_sin, n);
+        std::fill_n(c, n, 0.0);
+        std::fill_n(s, n, 0.0);
+        accumulate<T>(f, t, 1, static_cast<std::ptrdiff_t>(n), n, nullptr, c, s);
+        for (std::size_t k = 0; k < n; ++k) {
+            double *p = sums_ + 2 * static_cast<std::size_t>(idx[k]);
+            p[0] += c[k];
+            p[1] += s[k];
+        }
+    }
+
+    void finish(double *l0, double *l1) const
+    {
+        if (!two_) {
+            for (std::size_t j = 0; j < m_; ++j) l0[j] += sums_[j];
+            return;
+        }
+        for (std::size_t j = 0; j < m_; ++j) {
+            l0[j] += sums_[2 * j];
+            l1[j] += sums_[2 * j + 1];
+        }
+    }
+
+  private:
+    std::size_t m_;
+    bool two_;
+    double *sums_;
+};
+
 }  // namespace detail
 
-// acc0/acc1 += the sums of the features f(Omega^T x_r (+ u)) over the rows of x.
-template <class T>
-void sketch_structured(const operators::Structured<T> &op, Nonlinearity f, const T *x, std::ptrdiff_t x_stride,
-                       std::size_t rows, const T *u, double *acc0, double *acc1)
+// ---------------------------------------------------------------------------------------------
+// The sketching driver
+// ---------------------------------------------------------------------------------------------
+//
+// sketch(phases, f, u, acc0, acc1) adds the features f(Omega^T x_r (+ u)) of the rows of x
+// into acc0/acc1, for any operator that gives its phases piece by piece; sketch_scaled(...)
+// adds scale times them (feature subsampling, subsample.hpp). An operator bound to its input
+// (the "phases" argument; one class per operator and mask: StructuredPhases and DensePhases
+// below, the subsampled ones in subsample.hpp) provides:
+//
+//   using value_type                  T, the element type of x and of the phases
+//   static constexpr bool scattered   whether it gives lists of chosen phases (below)
+//   std::size_t rows() const          the number of rows of x
+//   std::size_t width() const         m, the number of features of a row
+//   std::size_t piece_rows() const    rows per piece of the ordered reduction (a function of the
+//                                     operator and mask only, never of the thread count)
+//   void phases(r0, r1, block, scatter) const
+//       the phases of the rows [r0, r1) that count, as calls block(t, count, stride, col,
+//       width): the phases of `count` rows (row k at t + k * stride) in the columns [col, col +
+//       width), plus u; for each column the rows in increasing order; or, when scattered, as
+//       calls scatter(t, idx, n): n phases (u added) of the features idx[0 .. n).
+//
+// The driver cuts the rows into pieces, sends each piece's phases straight into the
+// nonlinearity and the piece's sums (never materializing more than a block of them; scattered
+// phases go through detail::Scatter), and merges the pieces in order (detail::ordered_pieces).
+// A new operator or mask is one more such class; a new feature one more features.hpp policy
+// behind `f`.
+template <class Phases>
+void sketch(const Phases &phases, Nonlinearity f, const typename Phases::value_type *u, double *acc0, double *acc1)
 {
-    operators::validate(op);
-    if (rows == 0) return;
+    using T = typename Phases::value_type;
     if (!acc0 || (f != Nonlinearity::square && !acc1)) throw std::invalid_argument("sketch: missing accumulator");
-    const std::size_t dp = op.dp(), m = op.m, g = operators::detail::group_rows<T>(op.log_dp);
+    const std::size_t rows = phases.rows(), m = phases.width();
+    if (rows == 0 || m == 0) return;
     const bool two = f != Nonlinearity::square;
-    const bool direct = op.d == dp && (rows == 1 || x_stride >= static_cast<std::ptrdiff_t>(dp));
-    const std::size_t wide = detail::wide_rows(op);
-    detail::ordered_pieces(rows, detail::piece_rows(op), m, two, acc0, acc1,
+    detail::ordered_pieces(rows, phases.piece_rows(), m, two, acc0, acc1,
                            [&](std::size_t p0, std::size_t p1, double *l0, double *l1) {
-        T *const pad = direct ? nullptr : operators::detail::scratch<T>(0, wide * dp);
+        auto block = [&](const T *t, std::size_t count, std::ptrdiff_t stride, std::size_t col, std::size_t width) {
+            accumulate<T>(f, t, count, stride, width, u ? u + col : nullptr, l0 + col, l1 ? l1 + col : nullptr);
+        };
+        if constexpr (Phases::scattered) {
+            detail::Scatter sums(m, two);
+            phases.phases(p0, p1, block, [&](const T *t, const std::uint32_t *idx, std::size_t n) {
+                sums.add<T>(f, t, idx, n);
+            });
+            sums.finish(l0, l1);
+        } else {
+            phases.phases(p0, p1, block, [](const T *, const std::uint32_t *, std::size_t) {});
+        }
+    });
+}
+
+// acc0/acc1 += scale * the sums of sketch(phases, f, u, ...) (made into zeroed sums first).
+template <class Phases>
+void sketch_scaled(const Phases &phases, Nonlinearity f, const typename Phases::value_type *u, double scale,
+                   double *acc0, double *acc1)
+{
+    if (!acc0 || (f != Nonlinearity::square && !acc1)) throw std::invalid_argument("sketch: missing accumulator");
+    const std::size_t rows = phases.rows(), m = phases.width();
+    if (rows == 0 || m == 0) return;
+    const bool two = f != Nonlinearity::square;
+    std::vector<double> sums(two ? 2 * m : m, 0.0);
+    double *s0 = sums.data(), *s1 = two ? s0 + m : nullptr;
+    sketch(phases, f, u, s0, s1);
+    for (std::size_t j = 0; j < m; ++j) acc0[j] += scale * s0[j];
+    if (two)
+        for (std::size_t j = 0; j < m; ++j) acc1[j] += scale * s1[j];
+}
+
+// A structured operator bound to the rows of x: rows go by L1-sized groups through each block
+// of the operator (or, a few rows at a time, through sweeps of blocks), each block's outputs
+// one phase block.
+template <class T>
+class StructuredPhases {
+  public:
+    using value_type = T;
+    static constexpr bool scattered = false;
+
+    StructuredPhases(const operators::Structured<T> &op, const T *x, std::ptrdiff_t x_stride, std::size_t rows)
+        : op_(op), x_(x), x_stride_(x_stride), rows_(rows),
+          direct_(op.d == op.dp() && (rows == 1 || x_stride >= static_cast<std::ptrdiff_t>(op.dp()))),
+          wide_(detail::wide_rows(op))
+    {
+    }
+
+    std::size_t rows() const { return rows_; }
+    std::size_t width() const { return op_.m; }
+    std::size_t piece_rows() const { return detail::piece_rows(op_); }
+
+    template <class Block, class Scatter>
+    void phases(std::size_t p0, std::size_t p1, Block &&block, Scatter &&) const
+    {
+        const operators::Structured<T> &op = op_;
+        const std::size_t dp = op.dp(), m = op.m, g = operators::detail::group_rows<T>(op.log_dp);
+        const std::size_t wide = wide_;
+        T *const pad = direct_ ? nullptr : scratch::aligned<T>(scratch::Buffer::padded_input, wide * dp);
         // buf also holds the few-rows sweeps below (each thread's scratch is sized once here:
         // growing it later would move it)
         const std::size_t per = std::min(op.blocks, operators::detail::blocks_per_sweep<T>(op.log_dp));
         const std::size_t few = operators::detail::few_rows - 1;
-        T *const buf = operators::detail::scratch<T>(1, std::max(wide, few * per) * dp);
+        T *const buf = scratch::aligned<T>(scratch::Buffer::block_output, std::max(wide, few * per) * dp);
         T *const tmp = op.kind == operators::Kind::fastfood
-                           ? operators::detail::scratch<T>(2, std::max(g, per) * dp)
+                           ? scratch::aligned<T>(scratch::Buffer::fastfood_tmp, std::max(g, per) * dp)
                            : nullptr;
         for (std::size_t w0 = p0; w0 < p1; w0 += wide) {
             const std::size_t wcount = std::min(wide, p1 - w0);
-            const T *src = x + static_cast<std::ptrdiff_t>(w0) * x_stride;
-            std::ptrdiff_t src_stride = x_stride;
-            if (!direct) {
-                operators::detail::load_padded(src, x_stride, wcount, op.d, dp, pad);
+            const T *src = x_ + static_cast<std::ptrdiff_t>(w0) * x_stride_;
+            std::ptrdiff_t src_stride = x_stride_;
+            if (!direct_) {
+                operators::detail::load_padded(src, x_stride_, wcount, op.d, dp, pad);
                 src = pad;
                 src_stride = static_cast<std::ptrdiff_t>(dp);
             }
             if (wcount < operators::detail::few_rows && op.blocks > 1) {
-                // few rows: each through a sweep of blocks at once (operators.hpp), then
-                // the same accumulations as below, block by block, so the same sums
+                // few rows: each through a sweep of blocks at once (operators.hpp), then the
+                // same phase blocks as below, block by block, so the same sums
                 for (std::size_t k0 = 0; k0 < op.blocks; k0 += per) {
                     const std::size_t nb = std::min(per, op.blocks - k0);
                     const auto rs = static_cast<std::ptrdiff_t>(nb * dp);
@@ -187,15 +328,14 @@ void sketch_structured(const operators::Structured<T> &op, Nonlinearity f, const
                         operators::detail::forward_blocks(op, k0, nb, src + static_cast<std::ptrdiff_t>(r) * src_stride,
                                                           buf + r * nb * dp, tmp);
                     for (std::size_t j = 0; j < nb; ++j) {
-                        const std::size_t col = (k0 + j) * dp, width = std::min(dp, m - col);
-                        accumulate<T>(f, buf + j * dp, wcount, rs, width, u ? u + col : nullptr, l0 + col,
-                                      l1 ? l1 + col : nullptr);
+                        const std::size_t col = (k0 + j) * dp;
+                        block(static_cast<const T *>(buf + j * dp), wcount, rs, col, std::min(dp, m - col));
                     }
                 }
                 continue;
             }
             for (std::size_t k = 0; k < op.blocks; ++k) {
-                // L1-sized transforms into the wide buffer, then one accumulation
+                // L1-sized transforms into the wide buffer, then one phase block
                 for (std::size_t r0 = 0; r0 < wcount; r0 += g) {
                     const std::size_t count = std::min(g, wcount - r0);
                     T *dst = buf + r0 * dp;
@@ -203,13 +343,20 @@ void sketch_structured(const operators::Structured<T> &op, Nonlinearity f, const
                                                      src_stride, dst, static_cast<std::ptrdiff_t>(dp), dst, tmp,
                                                      count);
                 }
-                const std::size_t col = k * dp, width = std::min(dp, m - col);
-                accumulate<T>(f, buf, wcount, static_cast<std::ptrdiff_t>(dp), width, u ? u + col : nullptr,
-                              l0 + col, l1 ? l1 + col : nullptr);
+                const std::size_t col = k * dp;
+                block(static_cast<const T *>(buf), wcount, static_cast<std::ptrdiff_t>(dp), col, std::min(dp, m - col));
             }
         }
-    });
-}
+    }
+
+  private:
+    const operators::Structured<T> &op_;
+    const T *x_;
+    std::ptrdiff_t x_stride_;
+    std::size_t rows_;
+    bool direct_;
+    std::size_t wide_;
+};
 
 // Tiles of the dense sketch: rows x columns of phases made at a time (32 KiB, in L1), and
 // the rows of a piece of the ordered reduction (about 2^21 outputs of work, a whole number
@@ -221,36 +368,74 @@ constexpr std::size_t dense_tile_cols()
     return (std::size_t{32} << 10) / (dense_tile_rows * sizeof(T));
 }
 
-// acc0/acc1 += the sums of the features f(Omega^T x_r (+ u)) over the rows of x, Omega
-// dense (d x m, row-major, `omega_stride` elements between its rows): the phases are made
-// a tile at a time (dense.hpp) and go straight into the nonlinearity and the sums. The
+// A dense Omega (d x m, row-major, `omega_stride` elements between its rows) bound to the rows
+// of x: the phases are made a tile at a time (dense.hpp), each tile one phase block. The
 // columns are walked in strips of a tile's width (Omega's strip stays in cache for all the
 // rows of a piece), the rows of each strip in order.
+template <class T>
+class DensePhases {
+  public:
+    using value_type = T;
+    static constexpr bool scattered = false;
+
+    DensePhases(const T *omega, std::ptrdiff_t omega_stride, std::size_t d, std::size_t m, const T *x,
+                std::ptrdiff_t x_stride, std::size_t rows)
+        : omega_(omega), omega_stride_(omega_stride), d_(d), m_(m), x_(x), x_stride_(x_stride), rows_(rows)
+    {
+    }
+
+    std::size_t rows() const { return rows_; }
+    std::size_t width() const { return m_; }
+    std::size_t piece_rows() const
+    {
+        const std::size_t want = std::max<std::size_t>(1, (std::size_t{1} << 21) / m_);
+        return (want + dense_tile_rows - 1) / dense_tile_rows * dense_tile_rows;
+    }
+
+    template <class Block, class Scatter>
+    void phases(std::size_t p0, std::size_t p1, Block &&block, Scatter &&) const
+    {
+        constexpr std::size_t tr = dense_tile_rows, tc = dense_tile_cols<T>();
+        T *const tile = scratch::aligned<T>(scratch::Buffer::block_output, tr * tc);
+        for (std::size_t c0 = 0; c0 < m_; c0 += tc) {
+            const std::size_t width = std::min(tc, m_ - c0);
+            for (std::size_t r0 = p0; r0 < p1; r0 += tr) {
+                const std::size_t count = std::min(tr, p1 - r0);
+                dense::phases<T>(x_ + static_cast<std::ptrdiff_t>(r0) * x_stride_, x_stride_, count, d_, omega_ + c0,
+                                 omega_stride_, width, tile, static_cast<std::ptrdiff_t>(tc));
+                block(static_cast<const T *>(tile), count, static_cast<std::ptrdiff_t>(tc), c0, width);
+            }
+        }
+    }
+
+  private:
+    const T *omega_;
+    std::ptrdiff_t omega_stride_;
+    std::size_t d_, m_;
+    const T *x_;
+    std::ptrdiff_t x_stride_;
+    std::size_t rows_;
+};
+
+// acc0/acc1 += the sums of the features f(Omega^T x_r (+ u)) over the rows of x, Omega a
+// structured operator.
+template <class T>
+void sketch_structured(const operators::Structured<T> &op, Nonlinearity f, const T *x, std::ptrdiff_t x_stride,
+                       std::size_t rows, const T *u, double *acc0, double *acc1)
+{
+    operators::validate(op);
+    if (rows == 0) return;
+    sketch(StructuredPhases<T>(op, x, x_stride, rows), f, u, acc0, acc1);
+}
+
+// The same with a dense Omega (d x m, row-major, `omega_stride` elements between its rows).
 template <class T>
 void sketch_dense(const T *omega, std::ptrdiff_t omega_stride, std::size_t d, std::size_t m, Nonlinearity f,
                   const T *x, std::ptrdiff_t x_stride, std::size_t rows, const T *u, double *acc0, double *acc1)
 {
     if (rows == 0 || m == 0) return;
     if (d == 0) throw std::invalid_argument("sketch_dense: d must be >= 1");
-    if (!acc0 || (f != Nonlinearity::square && !acc1)) throw std::invalid_argument("sketch: missing accumulator");
-    const bool two = f != Nonlinearity::square;
-    constexpr std::size_t tr = dense_tile_rows, tc = dense_tile_cols<T>();
-    const std::size_t want = std::max<std::size_t>(1, (std::size_t{1} << 21) / m);
-    const std::size_t piece = (want + tr - 1) / tr * tr;
-    detail::ordered_pieces(rows, piece, m, two, acc0, acc1,
-                           [&](std::size_t p0, std::size_t p1, double *l0, double *l1) {
-        T *const tile = operators::detail::scratch<T>(1, tr * tc);
-        for (std::size_t c0 = 0; c0 < m; c0 += tc) {
-            const std::size_t width = std::min(tc, m - c0);
-            for (std::size_t r0 = p0; r0 < p1; r0 += tr) {
-                const std::size_t count = std::min(tr, p1 - r0);
-                dense::phases<T>(x + static_cast<std::ptrdiff_t>(r0) * x_stride, x_stride, count, d, omega + c0,
-                                 omega_stride, width, tile, static_cast<std::ptrdiff_t>(tc));
-                accumulate<T>(f, tile, count, static_cast<std::ptrdiff_t>(tc), width, u ? u + c0 : nullptr,
-                              l0 + c0, l1 ? l1 + c0 : nullptr);
-            }
-        }
-    });
+    sketch(DensePhases<T>(omega, omega_stride, d, m, x, x_stride, rows), f, u, acc0, acc1);
 }
 
 // lo[j] = min(lo[j], min over the rows of x[r][j]), hi[j] likewise with max, for j < d:
