@@ -10,8 +10,6 @@
 //       the one sketching driver: the same for the phases Omega^T x of the rows of x, for
 //       any operator bound to x that gives its phases block by block (the concept is
 //       described at the driver), never materializing more than a block of them.
-//   sketch_scaled(phases, f, u, scale, acc0, acc1)
-//       acc0/acc1 += scale * the same sums (the subsampled sketches of subsample.hpp).
 //   sketch_structured(op, f, x, x_stride, rows, u, acc0, acc1)
 //       the driver over StructuredPhases: rows go by L1-sized groups through each block of
 //       the operator and straight into the nonlinearity and the sums.
@@ -33,7 +31,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
-#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -149,60 +146,6 @@ void ordered_pieces(std::size_t rows, std::size_t piece, std::size_t m, bool two
     }
 }
 
-// The sums of one piece of a scattered sketch: features scattered into interleaved pairs (one
-// cache line per chosen feature), then added to l0 / l1, which start at zero (so no rounding
-// is added).
-class Scatter {
-  public:
-    Scatter(std::size_t m, bool two) : m_(m), two_(two)
-    {
-        sums_ = scratch::grown<double>(scratch::Buffer::scatter_sums, two ? 2 * m : m);
-        std::fill_n(sums_, two ? 2 * m : m, 0.0);
-    }
-
-    // c[k], s[k] = the features of the phases t[k] (the values the accumulations add for them:
-    // one row into zeroed accumulators; square: t^2 in double), added at idx[k].
-    template <class T>
-    void add(Nonlinearity f, const T *t, const std::uint32_t *idx, std::size_t n)
-    {
-        if (n == 0) return;
-        double *c = scratch::grown<double>(scratch::Buffer::scatter_cos, n);
-        if (f == Nonlinearity::square) {
-            for (std::size_t k = 0; k < n; ++k) {
-                const double v = static_cast<double>(t[k]);
-                sums_[idx[k]] += v * v;
-            }
-            return;
-        }
-        double *s = scratch::grown<double>(scratch::Buffer::scatter_sin, n);
-        std::fill_n(c, n, 0.0);
-        std::fill_n(s, n, 0.0);
-        accumulate<T>(f, t, 1, static_cast<std::ptrdiff_t>(n), n, nullptr, c, s);
-        for (std::size_t k = 0; k < n; ++k) {
-            double *p = sums_ + 2 * static_cast<std::size_t>(idx[k]);
-            p[0] += c[k];
-            p[1] += s[k];
-        }
-    }
-
-    void finish(double *l0, double *l1) const
-    {
-        if (!two_) {
-            for (std::size_t j = 0; j < m_; ++j) l0[j] += sums_[j];
-            return;
-        }
-        for (std::size_t j = 0; j < m_; ++j) {
-            l0[j] += sums_[2 * j];
-            l1[j] += sums_[2 * j + 1];
-        }
-    }
-
-  private:
-    std::size_t m_;
-    bool two_;
-    double *sums_;
-};
-
 }  // namespace detail
 
 // ---------------------------------------------------------------------------------------------
@@ -210,28 +153,24 @@ class Scatter {
 // ---------------------------------------------------------------------------------------------
 //
 // sketch(phases, f, u, acc0, acc1) adds the features f(Omega^T x_r (+ u)) of the rows of x
-// into acc0/acc1, for any operator that gives its phases piece by piece; sketch_scaled(...)
-// adds scale times them (feature subsampling, subsample.hpp). An operator bound to its input
-// (the "phases" argument; one class per operator and mask: StructuredPhases and DensePhases
-// below, the subsampled ones in subsample.hpp) provides:
+// into acc0/acc1, for any operator that gives its phases block by block. An operator bound to
+// its input (the "phases" argument; Phases<T> below for each operator) provides:
 //
 //   using value_type                  T, the element type of x and of the phases
-//   static constexpr bool scattered   whether it gives lists of chosen phases (below)
 //   std::size_t rows() const          the number of rows of x
-//   std::size_t width() const         m, the number of features of a row
+//   std::size_t width() const         m, the number of phases of a row
 //   std::size_t piece_rows() const    rows per piece of the ordered reduction (a function of the
-//                                     operator and mask only, never of the thread count)
-//   void phases(r0, r1, block, scatter) const
-//       the phases of the rows [r0, r1) that count, as calls block(t, count, stride, col,
-//       width): the phases of `count` rows (row k at t + k * stride) in the columns [col, col +
-//       width), plus u; for each column the rows in increasing order; or, when scattered, as
-//       calls scatter(t, idx, n): n phases (u added) of the features idx[0 .. n).
+//                                     operator only, never of the thread count)
+//   void phases(r0, r1, sink) const   the phases of the rows [r0, r1), every phase once, as
+//                                     calls sink(t, count, stride, col, width): the phases of
+//                                     `count` consecutive rows (row k at t + k * stride) in the
+//                                     columns [col, col + width); for each column the rows come
+//                                     in increasing order.
 //
-// The driver cuts the rows into pieces, sends each piece's phases straight into the
-// nonlinearity and the piece's sums (never materializing more than a block of them; scattered
-// phases go through detail::Scatter), and merges the pieces in order (detail::ordered_pieces).
-// A new operator or mask is one more such class; a new feature one more features.hpp policy
-// behind `f`.
+// The driver cuts the rows into pieces, sends each piece's phase blocks straight into the
+// nonlinearity and the piece's sums (never materializing the phases of more than a block),
+// and merges the pieces in order (detail::ordered_pieces). A new operator is one more Phases
+// type; a new feature is one more features.hpp policy behind `f`.
 template <class Phases>
 void sketch(const Phases &phases, Nonlinearity f, const typename Phases::value_type *u, double *acc0, double *acc1)
 {
@@ -242,36 +181,11 @@ void sketch(const Phases &phases, Nonlinearity f, const typename Phases::value_t
     const bool two = f != Nonlinearity::square;
     detail::ordered_pieces(rows, phases.piece_rows(), m, two, acc0, acc1,
                            [&](std::size_t p0, std::size_t p1, double *l0, double *l1) {
-        auto block = [&](const T *t, std::size_t count, std::ptrdiff_t stride, std::size_t col, std::size_t width) {
+        phases.phases(p0, p1, [&](const T *t, std::size_t count, std::ptrdiff_t stride, std::size_t col,
+                                  std::size_t width) {
             accumulate<T>(f, t, count, stride, width, u ? u + col : nullptr, l0 + col, l1 ? l1 + col : nullptr);
-        };
-        if constexpr (Phases::scattered) {
-            detail::Scatter sums(m, two);
-            phases.phases(p0, p1, block, [&](const T *t, const std::uint32_t *idx, std::size_t n) {
-                sums.add<T>(f, t, idx, n);
-            });
-            sums.finish(l0, l1);
-        } else {
-            phases.phases(p0, p1, block, [](const T *, const std::uint32_t *, std::size_t) {});
-        }
+        });
     });
-}
-
-// acc0/acc1 += scale * the sums of sketch(phases, f, u, ...) (made into zeroed sums first).
-template <class Phases>
-void sketch_scaled(const Phases &phases, Nonlinearity f, const typename Phases::value_type *u, double scale,
-                   double *acc0, double *acc1)
-{
-    if (!acc0 || (f != Nonlinearity::square && !acc1)) throw std::invalid_argument("sketch: missing accumulator");
-    const std::size_t rows = phases.rows(), m = phases.width();
-    if (rows == 0 || m == 0) return;
-    const bool two = f != Nonlinearity::square;
-    std::vector<double> sums(two ? 2 * m : m, 0.0);
-    double *s0 = sums.data(), *s1 = two ? s0 + m : nullptr;
-    sketch(phases, f, u, s0, s1);
-    for (std::size_t j = 0; j < m; ++j) acc0[j] += scale * s0[j];
-    if (two)
-        for (std::size_t j = 0; j < m; ++j) acc1[j] += scale * s1[j];
 }
 
 // A structured operator bound to the rows of x: rows go by L1-sized groups through each block
@@ -281,7 +195,6 @@ template <class T>
 class StructuredPhases {
   public:
     using value_type = T;
-    static constexpr bool scattered = false;
 
     StructuredPhases(const operators::Structured<T> &op, const T *x, std::ptrdiff_t x_stride, std::size_t rows)
         : op_(op), x_(x), x_stride_(x_stride), rows_(rows),
@@ -294,8 +207,8 @@ class StructuredPhases {
     std::size_t width() const { return op_.m; }
     std::size_t piece_rows() const { return detail::piece_rows(op_); }
 
-    template <class Block, class Scatter>
-    void phases(std::size_t p0, std::size_t p1, Block &&block, Scatter &&) const
+    template <class Sink>
+    void phases(std::size_t p0, std::size_t p1, Sink &&sink) const
     {
         const operators::Structured<T> &op = op_;
         const std::size_t dp = op.dp(), m = op.m, g = operators::detail::group_rows<T>(op.log_dp);
@@ -329,7 +242,7 @@ class StructuredPhases {
                                                           buf + r * nb * dp, tmp);
                     for (std::size_t j = 0; j < nb; ++j) {
                         const std::size_t col = (k0 + j) * dp;
-                        block(static_cast<const T *>(buf + j * dp), wcount, rs, col, std::min(dp, m - col));
+                        sink(static_cast<const T *>(buf + j * dp), wcount, rs, col, std::min(dp, m - col));
                     }
                 }
                 continue;
@@ -344,7 +257,7 @@ class StructuredPhases {
                                                      count);
                 }
                 const std::size_t col = k * dp;
-                block(static_cast<const T *>(buf), wcount, static_cast<std::ptrdiff_t>(dp), col, std::min(dp, m - col));
+                sink(static_cast<const T *>(buf), wcount, static_cast<std::ptrdiff_t>(dp), col, std::min(dp, m - col));
             }
         }
     }
@@ -376,7 +289,6 @@ template <class T>
 class DensePhases {
   public:
     using value_type = T;
-    static constexpr bool scattered = false;
 
     DensePhases(const T *omega, std::ptrdiff_t omega_stride, std::size_t d, std::size_t m, const T *x,
                 std::ptrdiff_t x_stride, std::size_t rows)
@@ -392,8 +304,8 @@ class DensePhases {
         return (want + dense_tile_rows - 1) / dense_tile_rows * dense_tile_rows;
     }
 
-    template <class Block, class Scatter>
-    void phases(std::size_t p0, std::size_t p1, Block &&block, Scatter &&) const
+    template <class Sink>
+    void phases(std::size_t p0, std::size_t p1, Sink &&sink) const
     {
         constexpr std::size_t tr = dense_tile_rows, tc = dense_tile_cols<T>();
         T *const tile = scratch::aligned<T>(scratch::Buffer::block_output, tr * tc);
@@ -403,7 +315,7 @@ class DensePhases {
                 const std::size_t count = std::min(tr, p1 - r0);
                 dense::phases<T>(x_ + static_cast<std::ptrdiff_t>(r0) * x_stride_, x_stride_, count, d_, omega_ + c0,
                                  omega_stride_, width, tile, static_cast<std::ptrdiff_t>(tc));
-                block(static_cast<const T *>(tile), count, static_cast<std::ptrdiff_t>(tc), c0, width);
+                sink(static_cast<const T *>(tile), count, static_cast<std::ptrdiff_t>(tc), c0, width);
             }
         }
     }

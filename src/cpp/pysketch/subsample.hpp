@@ -29,8 +29,6 @@
 //       blocks: the records are bucketed by chosen block and each block's transform runs on
 //       its bucket only, straight into sketch.hpp's accumulation. uniform / bernoulli: the
 //       blocks holding at least one chosen feature are transformed, one record at a time.
-//   Both are sketch.hpp's driver (sketch::sketch_scaled) over an operator bound to x under a
-//   mask: DenseMaskPhases, StructuredBlockMaskPhases, StructuredMaskPhases.
 //   record_mask(spec, key, record)    the sorted features of one record's mask (blocks expanded):
 //       the same draws as the sketches make, for tests.
 //
@@ -225,6 +223,59 @@ void phases_selected(const T *wt, std::size_t d, std::size_t m, const T *x, cons
 
 namespace detail {
 
+// The sums of one piece: features scattered into interleaved pairs (one cache line per
+// chosen feature), then added to l0 / l1, which start at zero (so no rounding is added).
+class Scatter {
+  public:
+    Scatter(std::size_t m, bool two) : m_(m), two_(two)
+    {
+        sums_ = scratch::grown<double>(scratch::Buffer::scatter_sums, two ? 2 * m : m);
+        std::fill_n(sums_, two ? 2 * m : m, 0.0);
+    }
+
+    // c[k], s[k] = the features of the phases t[k] (the values sincos.hpp's accumulations add
+    // for them: one row into zeroed accumulators; square: t^2 in double), added at idx[k].
+    template <class T>
+    void add(sketch::Nonlinearity f, const T *t, const std::uint32_t *idx, std::size_t n)
+    {
+        if (n == 0) return;
+        double *c = scratch::grown<double>(scratch::Buffer::scatter_cos, n);
+        if (f == sketch::Nonlinearity::square) {
+            for (std::size_t k = 0; k < n; ++k) {
+                const double v = static_cast<double>(t[k]);
+                sums_[idx[k]] += v * v;
+            }
+            return;
+        }
+        double *s = scratch::grown<double>(scratch::Buffer::scatter_sin, n);
+        std::fill_n(c, n, 0.0);
+        std::fill_n(s, n, 0.0);
+        sketch::accumulate<T>(f, t, 1, static_cast<std::ptrdiff_t>(n), n, nullptr, c, s);
+        for (std::size_t k = 0; k < n; ++k) {
+            double *p = sums_ + 2 * static_cast<std::size_t>(idx[k]);
+            p[0] += c[k];
+            p[1] += s[k];
+        }
+    }
+
+    void finish(double *l0, double *l1) const
+    {
+        if (!two_) {
+            for (std::size_t j = 0; j < m_; ++j) l0[j] += sums_[j];
+            return;
+        }
+        for (std::size_t j = 0; j < m_; ++j) {
+            l0[j] += sums_[2 * j];
+            l1[j] += sums_[2 * j + 1];
+        }
+    }
+
+  private:
+    std::size_t m_;
+    bool two_;
+    double *sums_;
+};
+
 // Records per group in the gather way: about 1024 chosen features per call of the nonlinearity.
 inline std::size_t group_records(std::size_t r) { return std::clamp<std::size_t>((1024 + r - 1) / r, 1, 64); }
 
@@ -236,6 +287,19 @@ inline std::size_t piece_records(std::size_t m, std::size_t r, std::size_t d, st
     const std::size_t per_row = std::max<std::size_t>(1, r * (d + 16));
     const std::size_t want = std::max<std::size_t>({1, (std::size_t{1} << 22) / per_row, 8 * m / std::max<std::size_t>(1, r)});
     return (want + group - 1) / group * group;
+}
+
+// Runs the ordered reduction into zeroed sums, then acc += scale * sums.
+template <class Body>
+void scaled_pieces(std::size_t rows, std::size_t piece, std::size_t m, bool two, double scale, double *acc0,
+                   double *acc1, Body &&body)
+{
+    std::vector<double> sums(two ? 2 * m : m, 0.0);
+    double *s0 = sums.data(), *s1 = two ? s0 + m : nullptr;
+    sketch::detail::ordered_pieces(rows, piece, m, two, s0, s1, body);
+    for (std::size_t j = 0; j < m; ++j) acc0[j] += scale * s0[j];
+    if (two)
+        for (std::size_t j = 0; j < m; ++j) acc1[j] += scale * s1[j];
 }
 
 inline double scale_of(const MaskSpec &spec)
@@ -261,42 +325,37 @@ inline void draw_group(const MaskSpec &spec, Key key, std::uint64_t first, std::
 
 }  // namespace detail
 
-// A dense Omega bound to the rows of x under a uniform or Bernoulli mask (scattered phases for
-// sketch::sketch_scaled): the phases of each record's chosen features only.
+// acc0/acc1 += (m / r) * sum_i of the features f(omega_j^T x_i (+ u_j)) for j in the mask of
+// record first + i. Omega dense, given both ways: omega (d x m, row-major, `omega_stride`
+// elements between rows) and omega_t = Omega^T (m x d, C-contiguous); scheme uniform or
+// bernoulli.
 template <class T>
-class DenseMaskPhases {
-  public:
-    using value_type = T;
-    static constexpr bool scattered = true;
-
-    DenseMaskPhases(const T *omega, std::ptrdiff_t omega_stride, const T *omega_t, std::size_t d, std::size_t m,
-                    const T *x, std::ptrdiff_t x_stride, std::size_t rows, const T *u, const MaskSpec &spec, Key key,
-                    std::uint64_t first)
-        : omega_(omega), omega_stride_(omega_stride), omega_t_(omega_t), d_(d), m_(m), x_(x), x_stride_(x_stride),
-          rows_(rows), u_(u), spec_(spec), key_(key), first_(first), strips_(strip_ratio * spec.r >= m),
-          group_(strips_ ? sketch::dense_tile_rows : detail::group_records(spec.r)),
-          piece_(detail::piece_records(m, spec.r, d, group_))
-    {
-    }
-
-    std::size_t rows() const { return rows_; }
-    std::size_t width() const { return m_; }
-    std::size_t piece_rows() const { return piece_; }
-
-    template <class Block, class Scatter>
-    void phases(std::size_t p0, std::size_t p1, Block &&, Scatter &&scatter) const
-    {
-        const T *const x = x_, *const u = u_;
-        const std::ptrdiff_t x_stride = x_stride_;
-        const std::size_t d = d_, m = m_;
-        const MaskSpec &spec = spec_;
-        constexpr std::size_t tr = sketch::dense_tile_rows, tc = sketch::dense_tile_cols<T>();
+void sketch_dense_subsampled(const T *omega, std::ptrdiff_t omega_stride, const T *omega_t, std::size_t d,
+                             std::size_t m, sketch::Nonlinearity f, const T *x, std::ptrdiff_t x_stride,
+                             std::size_t rows, const T *u, const MaskSpec &spec, Key key, std::uint64_t first,
+                             double *acc0, double *acc1)
+{
+    validate(spec);
+    if (spec.m != m) throw std::invalid_argument("sketch_dense_subsampled: the mask's m differs from Omega's");
+    if (spec.scheme == Scheme::blocks)
+        throw std::invalid_argument("sketch_dense_subsampled: the blocks scheme needs a structured operator");
+    if (d == 0) throw std::invalid_argument("sketch_dense_subsampled: d must be >= 1");
+    if (!acc0 || (f != sketch::Nonlinearity::square && !acc1))
+        throw std::invalid_argument("sketch: missing accumulator");
+    if (rows == 0) return;
+    const bool two = f != sketch::Nonlinearity::square;
+    const bool strips = strip_ratio * spec.r >= m;
+    constexpr std::size_t tr = sketch::dense_tile_rows, tc = sketch::dense_tile_cols<T>();
+    const std::size_t group = strips ? tr : detail::group_records(spec.r);
+    detail::scaled_pieces(rows, detail::piece_records(m, spec.r, d, group), m, two, detail::scale_of(spec), acc0,
+                          acc1, [&](std::size_t p0, std::size_t p1, double *l0, double *l1) {
         IndexList &idx = scratch::local<IndexList>(scratch::Buffer::chosen_indices);
         IndexList &rec = scratch::local<IndexList>(scratch::Buffer::chosen_records);
-        if (!strips_) {
-            for (std::size_t g0 = p0; g0 < p1; g0 += group_) {
-                const std::size_t count = std::min(group_, p1 - g0);
-                detail::draw_group(spec, key_, first_ + g0, count, false, idx, rec);
+        detail::Scatter scatter(m, two);
+        if (!strips) {
+            for (std::size_t g0 = p0; g0 < p1; g0 += group) {
+                const std::size_t count = std::min(group, p1 - g0);
+                detail::draw_group(spec, key, first + g0, count, false, idx, rec);
                 T *ph = scratch::grown<T>(scratch::Buffer::chosen_phases, idx.size());
                 const T *xg = x + static_cast<std::ptrdiff_t>(g0) * x_stride;
                 if (spec.r >= 16) {  // whole lane groups of one record: x broadcast
@@ -304,7 +363,7 @@ class DenseMaskPhases {
                     for (std::size_t q = 0; q < count; ++q) {
                         std::size_t e1 = e0;
                         while (e1 < idx.size() && rec[e1] == q) ++e1;
-                        phases_selected<T>(omega_t_, d, m, xg + static_cast<std::ptrdiff_t>(q) * x_stride,
+                        phases_selected<T>(omega_t, d, m, xg + static_cast<std::ptrdiff_t>(q) * x_stride,
                                            idx.data() + e0, nullptr, 0, e1 - e0, u, ph + e0);
                         e0 = e1;
                     }
@@ -312,10 +371,11 @@ class DenseMaskPhases {
                     T *xs = scratch::grown<T>(scratch::Buffer::gathered_records, count * d);
                     for (std::size_t q = 0; q < count; ++q)
                         std::memcpy(xs + q * d, xg + static_cast<std::ptrdiff_t>(q) * x_stride, d * sizeof(T));
-                    phases_selected<T>(omega_t_, d, m, xs, idx.data(), rec.data(), count, idx.size(), u, ph);
+                    phases_selected<T>(omega_t, d, m, xs, idx.data(), rec.data(), count, idx.size(), u, ph);
                 }
-                scatter(static_cast<const T *>(ph), static_cast<const std::uint32_t *>(idx.data()), idx.size());
+                scatter.add<T>(f, ph, idx.data(), idx.size());
             }
+            scatter.finish(l0, l1);
             return;
         }
         // strips: the masks of the whole piece, bucketed by strip of columns; then strip after
@@ -325,7 +385,7 @@ class DenseMaskPhases {
         std::vector<std::size_t> &hist = scratch::vector<std::size_t>(scratch::Buffer::bucket_histogram);
         T *const tile = scratch::aligned<T>(scratch::Buffer::block_output, tr * tc);
         const std::size_t nstrips = (m + tc - 1) / tc;
-        detail::draw_group(spec, key_, first_ + p0, p1 - p0, false, idx, rec);
+        detail::draw_group(spec, key, first + p0, p1 - p0, false, idx, rec);
         const std::size_t n = idx.size();
         const std::uint32_t *const ix = idx.data();
         const std::uint32_t *const rx = rec.data();
@@ -349,8 +409,8 @@ class DenseMaskPhases {
                 std::size_t s1 = s0;
                 while (s1 < start[b + 1] && rx[order[s1]] < q0 + count) ++s1;
                 if (s1 == s0) continue;
-                dense::phases<T>(x + static_cast<std::ptrdiff_t>(r0) * x_stride, x_stride, count, d, omega_ + c0,
-                                 omega_stride_, width, tile, static_cast<std::ptrdiff_t>(tc));
+                dense::phases<T>(x + static_cast<std::ptrdiff_t>(r0) * x_stride, x_stride, count, d, omega + c0,
+                                 omega_stride, width, tile, static_cast<std::ptrdiff_t>(tc));
                 for (std::size_t t = s0; t < s1; ++t) {
                     const std::size_t e = order[t], j = ix[e];
                     const T v = tile[(rx[e] - q0) * tc + (j - c0)];
@@ -360,203 +420,10 @@ class DenseMaskPhases {
                 s0 = s1;
             }
         }
-        scatter(static_cast<const T *>(ph), static_cast<const std::uint32_t *>(picked), n);
-    }
-
-  private:
-    const T *omega_;
-    std::ptrdiff_t omega_stride_;
-    const T *omega_t_;
-    std::size_t d_, m_;
-    const T *x_;
-    std::ptrdiff_t x_stride_;
-    std::size_t rows_;
-    const T *u_;
-    const MaskSpec &spec_;
-    Key key_;
-    std::uint64_t first_;
-    bool strips_;
-    std::size_t group_, piece_;
-};
-
-// acc0/acc1 += (m / r) * sum_i of the features f(omega_j^T x_i (+ u_j)) for j in the mask of
-// record first + i. Omega dense, given both ways: omega (d x m, row-major, `omega_stride`
-// elements between rows) and omega_t = Omega^T (m x d, C-contiguous); scheme uniform or
-// bernoulli.
-template <class T>
-void sketch_dense_subsampled(const T *omega, std::ptrdiff_t omega_stride, const T *omega_t, std::size_t d,
-                             std::size_t m, sketch::Nonlinearity f, const T *x, std::ptrdiff_t x_stride,
-                             std::size_t rows, const T *u, const MaskSpec &spec, Key key, std::uint64_t first,
-                             double *acc0, double *acc1)
-{
-    validate(spec);
-    if (spec.m != m) throw std::invalid_argument("sketch_dense_subsampled: the mask's m differs from Omega's");
-    if (spec.scheme == Scheme::blocks)
-        throw std::invalid_argument("sketch_dense_subsampled: the blocks scheme needs a structured operator");
-    if (d == 0) throw std::invalid_argument("sketch_dense_subsampled: d must be >= 1");
-    if (!acc0 || (f != sketch::Nonlinearity::square && !acc1))
-        throw std::invalid_argument("sketch: missing accumulator");
-    if (rows == 0) return;
-    sketch::sketch_scaled(DenseMaskPhases<T>(omega, omega_stride, omega_t, d, m, x, x_stride, rows, u, spec, key,
-                                             first),
-                          f, u, detail::scale_of(spec), acc0, acc1);
+        scatter.add<T>(f, ph, picked, n);
+        scatter.finish(l0, l1);
+    });
 }
-
-// A structured operator bound to the rows of x under a blocks mask (spec.block == op.dp()): a
-// wide group of records draws its blocks; each chosen block is transformed for the records
-// that chose it (in record order, L1-sized groups), one phase block.
-template <class T>
-class StructuredBlockMaskPhases {
-  public:
-    using value_type = T;
-    static constexpr bool scattered = false;
-
-    StructuredBlockMaskPhases(const operators::Structured<T> &op, const T *x, std::ptrdiff_t x_stride,
-                              std::size_t rows, const MaskSpec &spec, Key key, std::uint64_t first)
-        : op_(op), x_(x), x_stride_(x_stride), rows_(rows), spec_(spec), key_(key), first_(first),
-          g_(operators::detail::group_rows<T>(op.log_dp)), wide_(std::max<std::size_t>(g_, 64 / g_ * g_))
-    {
-        const std::size_t log_cost = static_cast<std::size_t>(op.log_dp) + 1;
-        const std::size_t want =
-            std::max<std::size_t>({1, (std::size_t{1} << 21) / (spec.r * log_cost), 8 * op.m / spec.r});
-        piece_ = (want + wide_ - 1) / wide_ * wide_;
-    }
-
-    std::size_t rows() const { return rows_; }
-    std::size_t width() const { return op_.m; }
-    std::size_t piece_rows() const { return piece_; }
-
-    template <class Block, class Scatter>
-    void phases(std::size_t p0, std::size_t p1, Block &&block, Scatter &&) const
-    {
-        const operators::Structured<T> &op = op_;
-        const MaskSpec &spec = spec_;
-        const std::size_t dp = op.dp(), m = op.m, g = g_, wide = wide_;
-        const std::size_t k = spec.r / dp, nblocks = m / dp;
-        IndexList &chosen = scratch::local<IndexList>(scratch::Buffer::chosen_indices);
-        std::vector<std::size_t> &start = scratch::vector<std::size_t>(scratch::Buffer::bucket_start);
-        Marks &marks = scratch::local<Marks>(scratch::Buffer::mask_marks);
-        T *const pad = scratch::aligned<T>(scratch::Buffer::padded_input, g * dp);
-        T *const buf = scratch::aligned<T>(scratch::Buffer::block_output, g * dp);
-        T *const tmp = op.kind == operators::Kind::fastfood
-                           ? scratch::aligned<T>(scratch::Buffer::fastfood_tmp, g * dp)
-                           : nullptr;
-        for (std::size_t w0 = p0; w0 < p1; w0 += wide) {
-            const std::size_t count = std::min(wide, p1 - w0);
-            chosen.clear();
-            for (std::size_t q = 0; q < count; ++q) {
-                Xoshiro256pp rng = record_generator(key_, first_ + w0 + q);
-                draw_mask(spec, rng, marks, false, chosen);
-            }
-            // bucket the records by block (counting sort, record order kept)
-            start.assign(nblocks + 1, 0);
-            for (std::size_t e = 0; e < chosen.size(); ++e) ++start[chosen[e] + 1];
-            for (std::size_t b = 0; b < nblocks; ++b) start[b + 1] += start[b];
-            std::uint32_t *const order = scratch::grown<std::uint32_t>(scratch::Buffer::order, chosen.size());
-            for (std::size_t e = 0; e < chosen.size(); ++e)
-                order[start[chosen[e]]++] = static_cast<std::uint32_t>(e / k);
-            for (std::size_t b = nblocks; b > 0; --b) start[b] = start[b - 1];  // restore the starts
-            start[0] = 0;
-            for (std::size_t b = 0; b < nblocks; ++b) {
-                for (std::size_t e0 = start[b]; e0 < start[b + 1]; e0 += g) {
-                    const std::size_t n = std::min(g, start[b + 1] - e0);
-                    for (std::size_t e = 0; e < n; ++e) {
-                        const T *xr = x_ + static_cast<std::ptrdiff_t>(w0 + order[e0 + e]) * x_stride_;
-                        operators::detail::load_padded(xr, x_stride_, 1, op.d, dp, pad + e * dp);
-                    }
-                    operators::detail::forward_block(op, b, pad, static_cast<std::ptrdiff_t>(dp), buf,
-                                                     static_cast<std::ptrdiff_t>(dp), buf, tmp, n);
-                    block(static_cast<const T *>(buf), n, static_cast<std::ptrdiff_t>(dp), b * dp, dp);
-                }
-            }
-        }
-    }
-
-  private:
-    const operators::Structured<T> &op_;
-    const T *x_;
-    std::ptrdiff_t x_stride_;
-    std::size_t rows_;
-    const MaskSpec &spec_;
-    Key key_;
-    std::uint64_t first_;
-    std::size_t g_, wide_, piece_ = 0;
-};
-
-// A structured operator bound to the rows of x under a uniform or Bernoulli mask (scattered
-// phases): per record, the blocks holding a chosen feature are transformed and the chosen
-// phases picked out.
-template <class T>
-class StructuredMaskPhases {
-  public:
-    using value_type = T;
-    static constexpr bool scattered = true;
-
-    StructuredMaskPhases(const operators::Structured<T> &op, const T *x, std::ptrdiff_t x_stride, std::size_t rows,
-                         const T *u, const MaskSpec &spec, Key key, std::uint64_t first)
-        : op_(op), x_(x), x_stride_(x_stride), rows_(rows), u_(u), spec_(spec), key_(key), first_(first),
-          group_(detail::group_records(spec.r))
-    {
-        const std::size_t dp = op.dp(), log_cost = static_cast<std::size_t>(op.log_dp) + 1;
-        const std::size_t want = std::max<std::size_t>(
-            {1, (std::size_t{1} << 22) / (std::min(spec.r, op.blocks) * dp * log_cost + spec.r * 16),
-             8 * op.m / spec.r});
-        piece_ = (want + group_ - 1) / group_ * group_;
-    }
-
-    std::size_t rows() const { return rows_; }
-    std::size_t width() const { return op_.m; }
-    std::size_t piece_rows() const { return piece_; }
-
-    template <class Block, class Scatter>
-    void phases(std::size_t p0, std::size_t p1, Block &&, Scatter &&scatter) const
-    {
-        const operators::Structured<T> &op = op_;
-        const T *const u = u_;
-        const std::size_t dp = op.dp();
-        IndexList &idx = scratch::local<IndexList>(scratch::Buffer::chosen_indices);
-        IndexList &rec = scratch::local<IndexList>(scratch::Buffer::chosen_records);
-        T *const pad = scratch::aligned<T>(scratch::Buffer::padded_input, dp);
-        T *const buf = scratch::aligned<T>(scratch::Buffer::block_output, dp);
-        T *const tmp = op.kind == operators::Kind::fastfood
-                           ? scratch::aligned<T>(scratch::Buffer::fastfood_tmp, dp)
-                           : nullptr;
-        for (std::size_t g0 = p0; g0 < p1; g0 += group_) {
-            const std::size_t count = std::min(group_, p1 - g0);
-            detail::draw_group(spec_, key_, first_ + g0, count, true, idx, rec);
-            T *ph = scratch::grown<T>(scratch::Buffer::chosen_phases, idx.size());
-            std::size_t loaded = static_cast<std::size_t>(-1), current = 0;
-            for (std::size_t e = 0; e < idx.size(); ++e) {
-                const std::size_t q = rec[e], j = idx[e], b = j / dp;
-                if (q != loaded) {
-                    const T *xr = x_ + static_cast<std::ptrdiff_t>(g0 + q) * x_stride_;
-                    operators::detail::load_padded(xr, x_stride_, 1, op.d, dp, pad);
-                    loaded = q;
-                    current = static_cast<std::size_t>(-1);
-                }
-                if (b != current) {
-                    operators::detail::forward_block(op, b, pad, static_cast<std::ptrdiff_t>(dp), buf,
-                                                     static_cast<std::ptrdiff_t>(dp), buf, tmp, 1);
-                    current = b;
-                }
-                const T t = buf[j - b * dp];
-                ph[e] = u ? static_cast<T>(t + u[j]) : t;
-            }
-            scatter(static_cast<const T *>(ph), static_cast<const std::uint32_t *>(idx.data()), idx.size());
-        }
-    }
-
-  private:
-    const operators::Structured<T> &op_;
-    const T *x_;
-    std::ptrdiff_t x_stride_;
-    std::size_t rows_;
-    const T *u_;
-    const MaskSpec &spec_;
-    Key key_;
-    std::uint64_t first_;
-    std::size_t group_, piece_ = 0;
-};
 
 // The same for a structured operator: blocks (spec.block == op.dp(), m a multiple of it) or
 // uniform / bernoulli masks.
@@ -573,13 +440,104 @@ void sketch_structured_subsampled(const operators::Structured<T> &op, sketch::No
     if (!acc0 || (f != sketch::Nonlinearity::square && !acc1))
         throw std::invalid_argument("sketch: missing accumulator");
     if (rows == 0) return;
+    const bool two = f != sketch::Nonlinearity::square;
+    const std::size_t dp = op.dp(), m = op.m, log_cost = static_cast<std::size_t>(op.log_dp) + 1;
     const double scale = detail::scale_of(spec);
-    if (spec.scheme == Scheme::blocks)
-        sketch::sketch_scaled(StructuredBlockMaskPhases<T>(op, x, x_stride, rows, spec, key, first), f, u, scale,
-                              acc0, acc1);
-    else
-        sketch::sketch_scaled(StructuredMaskPhases<T>(op, x, x_stride, rows, u, spec, key, first), f, u, scale, acc0,
-                              acc1);
+
+    if (spec.scheme == Scheme::blocks) {
+        // A wide group of records draws its blocks; each chosen block is transformed for the
+        // records that chose it (in record order, L1-sized groups) and accumulated at once.
+        const std::size_t k = spec.r / dp, nblocks = m / dp;
+        const std::size_t g = operators::detail::group_rows<T>(op.log_dp);
+        const std::size_t wide = std::max<std::size_t>(g, 64 / g * g);
+        const std::size_t want = std::max<std::size_t>({1, (std::size_t{1} << 21) / (spec.r * log_cost), 8 * m / spec.r});
+        const std::size_t piece = (want + wide - 1) / wide * wide;
+        detail::scaled_pieces(rows, piece, m, two, scale, acc0, acc1,
+                              [&](std::size_t p0, std::size_t p1, double *l0, double *l1) {
+            IndexList &chosen = scratch::local<IndexList>(scratch::Buffer::chosen_indices);
+            std::vector<std::size_t> &start = scratch::vector<std::size_t>(scratch::Buffer::bucket_start);
+            Marks &marks = scratch::local<Marks>(scratch::Buffer::mask_marks);
+            T *const pad = scratch::aligned<T>(scratch::Buffer::padded_input, g * dp);
+            T *const buf = scratch::aligned<T>(scratch::Buffer::block_output, g * dp);
+            T *const tmp = op.kind == operators::Kind::fastfood
+                               ? scratch::aligned<T>(scratch::Buffer::fastfood_tmp, g * dp)
+                               : nullptr;
+            for (std::size_t w0 = p0; w0 < p1; w0 += wide) {
+                const std::size_t count = std::min(wide, p1 - w0);
+                chosen.clear();
+                for (std::size_t q = 0; q < count; ++q) {
+                    Xoshiro256pp rng = record_generator(key, first + w0 + q);
+                    draw_mask(spec, rng, marks, false, chosen);
+                }
+                // bucket the records by block (counting sort, record order kept)
+                start.assign(nblocks + 1, 0);
+                for (std::size_t e = 0; e < chosen.size(); ++e) ++start[chosen[e] + 1];
+                for (std::size_t b = 0; b < nblocks; ++b) start[b + 1] += start[b];
+                std::uint32_t *const order = scratch::grown<std::uint32_t>(scratch::Buffer::order, chosen.size());
+                for (std::size_t e = 0; e < chosen.size(); ++e)
+                    order[start[chosen[e]]++] = static_cast<std::uint32_t>(e / k);
+                for (std::size_t b = nblocks; b > 0; --b) start[b] = start[b - 1];  // restore the starts
+                start[0] = 0;
+                for (std::size_t b = 0; b < nblocks; ++b) {
+                    for (std::size_t e0 = start[b]; e0 < start[b + 1]; e0 += g) {
+                        const std::size_t n = std::min(g, start[b + 1] - e0);
+                        for (std::size_t e = 0; e < n; ++e) {
+                            const T *xr = x + static_cast<std::ptrdiff_t>(w0 + order[e0 + e]) * x_stride;
+                            operators::detail::load_padded(xr, x_stride, 1, op.d, dp, pad + e * dp);
+                        }
+                        operators::detail::forward_block(op, b, pad, static_cast<std::ptrdiff_t>(dp), buf,
+                                                         static_cast<std::ptrdiff_t>(dp), buf, tmp, n);
+                        const std::size_t col = b * dp;
+                        sketch::accumulate<T>(f, buf, n, static_cast<std::ptrdiff_t>(dp), dp, u ? u + col : nullptr,
+                                              l0 + col, l1 ? l1 + col : nullptr);
+                    }
+                }
+            }
+        });
+        return;
+    }
+
+    // uniform / bernoulli: per record, the blocks holding a chosen feature are transformed and
+    // the chosen phases picked out.
+    const std::size_t group = detail::group_records(spec.r);
+    const std::size_t want = std::max<std::size_t>(
+        {1, (std::size_t{1} << 22) / (std::min(spec.r, op.blocks) * dp * log_cost + spec.r * 16), 8 * m / spec.r});
+    const std::size_t piece = (want + group - 1) / group * group;
+    detail::scaled_pieces(rows, piece, m, two, scale, acc0, acc1,
+                          [&](std::size_t p0, std::size_t p1, double *l0, double *l1) {
+        IndexList &idx = scratch::local<IndexList>(scratch::Buffer::chosen_indices);
+        IndexList &rec = scratch::local<IndexList>(scratch::Buffer::chosen_records);
+        detail::Scatter scatter(m, two);
+        T *const pad = scratch::aligned<T>(scratch::Buffer::padded_input, dp);
+        T *const buf = scratch::aligned<T>(scratch::Buffer::block_output, dp);
+        T *const tmp = op.kind == operators::Kind::fastfood
+                           ? scratch::aligned<T>(scratch::Buffer::fastfood_tmp, dp)
+                           : nullptr;
+        for (std::size_t g0 = p0; g0 < p1; g0 += group) {
+            const std::size_t count = std::min(group, p1 - g0);
+            detail::draw_group(spec, key, first + g0, count, true, idx, rec);
+            T *ph = scratch::grown<T>(scratch::Buffer::chosen_phases, idx.size());
+            std::size_t loaded = static_cast<std::size_t>(-1), current = 0;
+            for (std::size_t e = 0; e < idx.size(); ++e) {
+                const std::size_t q = rec[e], j = idx[e], b = j / dp;
+                if (q != loaded) {
+                    const T *xr = x + static_cast<std::ptrdiff_t>(g0 + q) * x_stride;
+                    operators::detail::load_padded(xr, x_stride, 1, op.d, dp, pad);
+                    loaded = q;
+                    current = static_cast<std::size_t>(-1);
+                }
+                if (b != current) {
+                    operators::detail::forward_block(op, b, pad, static_cast<std::ptrdiff_t>(dp), buf,
+                                                     static_cast<std::ptrdiff_t>(dp), buf, tmp, 1);
+                    current = b;
+                }
+                const T t = buf[j - b * dp];
+                ph[e] = u ? static_cast<T>(t + u[j]) : t;
+            }
+            scatter.add<T>(f, ph, idx.data(), idx.size());
+        }
+        scatter.finish(l0, l1);
+    });
 }
 
 }  // namespace subsample
