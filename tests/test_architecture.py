@@ -36,6 +36,15 @@ def _is_package(name):
     return MODULES[name].endswith("__init__.py")
 
 
+def _from_target(package, node):
+    """The absolute module name of a `from ... import` node in `package`."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def _imports(name):
     """(target module, imported names) for every import statement in module `name`,
     relative imports resolved; targets outside the package are skipped."""
@@ -48,12 +57,7 @@ def _imports(name):
                 if alias.name.startswith("pysketch"):
                     out.append((alias.name, []))
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _from_target(package, node)
             if not target.startswith("pysketch"):
                 continue
             names = [a.name for a in node.names]
@@ -161,12 +165,7 @@ def _module_aliases(name, tree):
     out = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _from_target(package, node)
             for a in node.names:
                 if f"{target}.{a.name}" in MODULES:
                     out[a.asname or a.name] = f"{target}.{a.name}"

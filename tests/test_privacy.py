@@ -684,3 +684,28 @@ def test_private_tools_reject_bad_input():
         nsr.n0(100, 1.0, 0.0)
     with pytest.raises(ValueError, match="n_clusters"):
         nsr.nsr_max(100, 0, 10)
+
+
+def test_release_and_decoding_problem_reject_bad_arguments():
+    from pysketch.decoders import DecodingProblem
+    from pysketch.privacy.mechanisms import noise_source
+    from pysketch.privacy.release import plan_release, release
+
+    fm = make_feature_map(3, 16, "complex", operator="dense", random_state=0)
+    sk = fm.sketch(np.random.default_rng(0).standard_normal((20, 3)))
+    plan = plan_release(16, 1.0)
+    src = noise_source(1)
+    with pytest.raises(TypeError, match="sketch must be a clean"):
+        release(make_private(sk, 1.0, insecure_seed=1), plan, src)
+    with pytest.raises(TypeError, match="plan must be a ReleasePlan"):
+        release(sk, {"epsilon": 1.0}, src)
+    with pytest.raises(TypeError, match="count must be None"):
+        release(sk, plan, src, count=3.5)
+    for bad in (dict(epsilon=0.0), dict(epsilon=float("nan")), dict(delta=1.0), dict(neighbouring="swap"),
+                dict(split=1.5), dict(mechanism="gaussian", delta=0.0)):
+        args = dict(epsilon=1.0) | bad
+        with pytest.raises(ValueError):
+            plan_release(16, args.pop("epsilon"), **args)
+    for kw in (dict(noise_variance=-1.0), dict(noise_variance=float("inf")), dict(count=0)):
+        with pytest.raises(ValueError, match="noise_variance|count"):
+            DecodingProblem(fm, sk.mean(), **kw)

@@ -42,6 +42,12 @@ class DecodingProblem:
         FEATURE_MAPS.check(feature_map, "feature_map")
         m = feature_map.m
         z = feature_map.demodulate(mean)
+        if count is not None and (isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer))
+                                  or count < 1):
+            raise ValueError(f"count must be None or a positive int, got {count!r}")
+        if not (isinstance(noise_variance, (int, float, np.floating)) and not isinstance(noise_variance, bool)
+                and math.isfinite(noise_variance) and noise_variance >= 0):
+            raise ValueError(f"noise_variance must be a finite number >= 0, got {noise_variance!r}")
         self.count = count
         self.noise_variance = float(noise_variance)
         self.private = self.noise_variance > 0

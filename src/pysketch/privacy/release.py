@@ -189,8 +189,14 @@ def release(sketch, plan, source, *, count=None, sensitivity=None, data_norm=Non
     epsilon_sum for `sensitivity` (default: `sketch_sensitivity`). Extra keyword
     arguments go into the PrivacyRecord (epsilon_pilot, amplification entries, or an
     epsilon that includes other releases). The caller has charged the budget."""
+    if isinstance(sketch, PrivateSketch) or not isinstance(sketch, Sketch):
+        raise TypeError(f"sketch must be a clean pysketch.Sketch, got {type(sketch).__name__}")
+    if not isinstance(plan, ReleasePlan):
+        raise TypeError(f"plan must be a ReleasePlan (from plan_release), got {type(plan).__name__}")
     if len(sketch.sums) != 1:
         raise ValueError(f"this release path noises one sum; the sketch holds {tuple(sketch.sums)}")
+    if count is not None and (isinstance(count, (bool, np.bool_)) or not isinstance(count, numbers.Integral)):
+        raise TypeError(f"count must be None or the released count (an int), got {count!r}")
     if count is None:
         count = plan.release_count(sketch.count, source)
     if sensitivity is None:
