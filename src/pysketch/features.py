@@ -29,6 +29,7 @@ m (`Sketch.subsampling`) for the sensitivities.
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -38,7 +39,7 @@ from ._random import as_generator
 from ._state import FEATURE_MAPS, Stateful
 from .accumulate import SketchAccumulator
 from .frequencies import FrequencyLaw, GaussianLaw
-from .operators import FrequencyOperator, make_operator
+from .operators import FrequencyOperator, column_norm_sq_bound, make_operator, spectral_norm_sq_bound
 
 __all__ = ["FEATURE_MAPS", "FeatureMap", "FourierMap", "ComplexFourierMap", "RealFourierMap", "QuantizedFourierMap", "QuadraticMap",
            "make_feature_map", "FEATURE_KINDS", "SUBSAMPLING_SCHEMES", "quadratic_spectral_bound",
@@ -52,7 +53,6 @@ _SCHEME_CODES = {"uniform": _core.Scheme.uniform, "bernoulli": _core.Scheme.bern
 #: First harmonic of the quantized map: t -> rho(t) + i rho(t - pi/2) with rho =
 #: 2^-1/2 sign(cos) has Fourier coefficient 2 sqrt(2) / pi at e^{it} (notes seed003 1.4).
 QUANTIZED_FIRST_HARMONIC = 2.0 * math.sqrt(2.0) / math.pi
-_EPS = 2.0 ** -52
 
 
 class FeatureMap(Stateful):
@@ -451,56 +451,153 @@ class QuantizedFourierMap(FourierMap):
     harmonic = QUANTIZED_FIRST_HARMONIC
 
 
+def _check_radius(value, name):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not (
+            math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return float(value)
+
+
 @FEATURE_MAPS.register("quadratic")
 class QuadraticMap(_KernelMap):
-    """(omega_j^T x)^2, real (compressive PCA; no dither). Its sensitivity needs a public
-    bound R on ||x||_2 (``data_norm``): [P] Lemma 9 (L1 = R^2 ||Omega||_2^2) and Lemma 13
-    (L2 = R^2 S4(Omega), bounded by Riesz-Thorin); with subsampling times m / r."""
+    """(omega_j^T (x - c))^2, real (compressive PCA; no dither): the mean sketch of centred
+    records is M(C) = [omega_j^T C omega_j]_j, C their covariance (notes seed000 sec. 1.3).
+
+    Parameters (besides the operator)
+    ----------
+    data_norm : float, optional
+        A public radius R. Records with ||x - c||_2 > R are rescaled onto the sphere of
+        radius R before their features are taken (never dropped); their number is given in
+        a warning when the sums are read (the data holder's information: it is not part of
+        the sketch). With R set, the sensitivities hold for any data; without it the caller
+        must promise ||x - c|| <= data_norm to `sensitivity`.
+    centre : array of shape (d,), optional
+        A public centre c, subtracted from every record (default: none, i.e. c = 0).
+        Quadratic features measure second moments about c, so c should be a public guess
+        of the mean: a centre read from the data is not privacy-accounted (the PCA
+        estimator spends part of its budget on a private mean instead).
+
+    Sensitivities of the sum on the ball ||x - c|| <= R ([P] Lemmas 9 and 13, Table 1;
+    notes seed000 sec. 2.3): L1 = R^2 ||Omega||_2^2 (exact), L2 = R^2 S4(Omega) <= R^2
+    ||Omega||_2 max_j ||omega_j|| (Riesz-Thorin, thesis (8.9)), both from the operator's
+    certified bounds (`gram_norm_bound`, `column_norm_bound`); the same for add/remove and
+    replace (Phi >= 0, Phi(0) = 0); times m / r with r features per record.
+    """
 
     kind = "quadratic"
     kernel = _core.Nonlinearity.square
     takes_dither = False
     two_sums = False
 
+    def __init__(self, operator, kind=None, dither=None, random_state=None, *, data_norm=None, centre=None):
+        super().__init__(operator, kind, dither, random_state)
+        self.data_norm = None if data_norm is None else _check_radius(data_norm, "data_norm")
+        if centre is not None:
+            c = np.array(centre, dtype=np.float64)
+            if c.shape != (operator.d,):
+                raise ValueError(f"centre must have shape ({operator.d},) (the input dimension), got {c.shape}")
+            if not np.isfinite(c).all():
+                raise ValueError("centre must be finite")
+            centre = c
+        self.centre = centre
+
     def features(self, T):
         return np.square(T)
 
+    def transform(self, X):
+        X = np.asarray(X)
+        if self.centre is None and self.data_norm is None:
+            return super().transform(X)
+        single = X.ndim == 1
+        X2 = np.array(X[None, :] if single else X, dtype=self.operator.dtype)
+        if X2.ndim != 2 or X2.shape[1] != self.d:
+            raise ValueError(f"X must have {self.d} columns, got shape {np.shape(X)}")
+        self._prepare(X2)
+        out = super().transform(X2)
+        return out[0] if single else out
+
+    def _prepare(self, X):
+        """Centre and rescale the rows of X in place; returns how many were rescaled."""
+        if self.centre is not None:
+            X -= self.centre.astype(X.dtype)
+        if self.data_norm is None:
+            return 0
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+        over = norms > self.data_norm
+        k = int(np.count_nonzero(over))
+        if k:
+            # just inside the sphere in the records' dtype
+            shrink = (self.data_norm / norms[over]) * (1.0 - 4.0 * float(np.finfo(X.dtype).eps))
+            X[over] *= shrink[:, None].astype(X.dtype)
+        return k
+
+    def new_accumulators(self):
+        # the sum of the features, no second sum, and the number of rescaled records
+        return (np.zeros(self.m), None, np.zeros(1))
+
+    def accumulate(self, X, accumulators, subsample=None):
+        acc0, _, rescaled = accumulators
+        if self.centre is not None or self.data_norm is not None:
+            X = X.copy()  # the caller's rows are never modified
+            rescaled[0] += self._prepare(X)
+        super().accumulate(X, (acc0, None), subsample)
+
     def sums(self, accumulators):
+        if len(accumulators) > 2 and accumulators[2][0] > 0:
+            k = int(accumulators[2][0])
+            warnings.warn(f"{k} record(s) had ||x - centre||_2 > data_norm = {self.data_norm:g} and were rescaled "
+                          "onto that sphere (the privacy guarantee assumes the ball); pass a larger public data_norm "
+                          "to keep them whole", RuntimeWarning, stacklevel=4)
         return {"sum": accumulators[0].copy()}
 
     def _sensitivity(self, norm, neighbouring, r, data_norm):
         if data_norm is None:
-            raise ValueError("quadratic features need data_norm: a public bound R on ||x||_2 of every record")
-        if isinstance(data_norm, (bool, np.bool_)) or not isinstance(data_norm, numbers.Real) or not (
-                math.isfinite(data_norm) and data_norm > 0):
-            raise ValueError(f"data_norm must be a positive finite number, got {data_norm!r}")
-        W = self.operator.to_dense()
-        base = quadratic_spectral_bound(W) if norm == 1 else quadratic_s4_bound(W)
+            data_norm = self.data_norm
+            if data_norm is None:
+                raise ValueError("quadratic features need data_norm: a public bound R on ||x - centre||_2 of every "
+                                 "record (or a map made with data_norm, which rescales records onto it)")
+        data_norm = _check_radius(data_norm, "data_norm")
+        if self.data_norm is not None and data_norm < self.data_norm:
+            raise ValueError(f"data_norm={data_norm!r} is below the map's own radius {self.data_norm!r}: its records "
+                             "are only rescaled onto the larger sphere")
+        op = self.operator
+        gram = op.gram_norm_bound()
+        base = gram if norm == 1 else math.sqrt(gram * op.column_norm_bound())
         # Phi >= 0 and Phi(0) = 0 with 0 in the ball: replace is no worse than add/remove ([P] Table 1)
-        return float(data_norm) ** 2 * (self.m / r) * base
+        return data_norm ** 2 * (self.m / r) * base
+
+    def get_state(self):
+        meta, arrays = super().get_state()
+        if self.data_norm is not None:
+            meta["data_norm"] = self.data_norm
+        if self.centre is not None:
+            arrays["centre"] = self.centre
+        return meta, arrays
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        op_arrays = {k[len("operator_"):]: v for k, v in arrays.items() if k.startswith("operator_")}
+        operator = FrequencyOperator.from_state(meta["operator"], op_arrays)
+        centre = arrays.get("centre")
+        return cls(operator, data_norm=meta.get("data_norm"), centre=None if centre is None else np.asarray(centre))
+
+    def __repr__(self):
+        extra = "" if self.data_norm is None else f", data_norm={self.data_norm:g}"
+        extra += "" if self.centre is None else ", centred"
+        return f"FeatureMap(kind='quadratic', operator={self.operator!r}{extra})"
 
 
 def quadratic_spectral_bound(omega):
-    """A certified upper bound on ||Omega||_2^2 = lambda_max(Omega Omega^T) (d x m
-    Omega): the largest eigenvalue of the float64 Gram matrix plus bounds on the error of
-    forming it (m u ||Omega||_F^2 entrywise, d times that in the spectral norm) and of
-    the eigensolver (backward stable: a few d u ||G||_F)."""
-    W = np.asarray(omega, dtype=np.float64)
-    d, m = W.shape
-    G = W @ W.T
-    fro2 = float(np.sum(W * W))
-    lam = float(np.linalg.eigvalsh(G)[-1])
-    gram_err = (m + 2) * _EPS * fro2 * d
-    eig_err = 64 * d * _EPS * float(np.linalg.norm(G))
-    return lam + gram_err + eig_err
+    """A certified upper bound on ||Omega||_2^2 of an explicit (d, m) Omega (see
+    pysketch.operators.spectral_norm_sq_bound)."""
+    return spectral_norm_sq_bound(omega)
 
 
 def quadratic_s4_bound(omega):
-    """An upper bound on S4(Omega) = (sup_{|x|<=1} sum_j (omega_j^T x)^4)^(1/2) by
-    Riesz-Thorin (thesis eq. (8.9)): S4^2 <= ||Omega||_2^2 max_j ||omega_j||_2^2."""
-    W = np.asarray(omega, dtype=np.float64)
-    col = float(np.max(np.sum(W * W, axis=0))) * (1 + 4 * W.shape[0] * _EPS)
-    return math.sqrt(quadratic_spectral_bound(W) * col)
+    """An upper bound on S4(Omega) = (sup_{|x|<=1} sum_j (omega_j^T x)^4)^(1/2) of an
+    explicit (d, m) Omega by Riesz-Thorin (thesis eq. (8.9)): S4^2 <= ||Omega||_2^2
+    max_j ||omega_j||_2^2."""
+    return math.sqrt(spectral_norm_sq_bound(omega) * column_norm_sq_bound(omega))
 
 
 #: The registered kinds at import (maps registered later are accepted as well).
@@ -518,6 +615,7 @@ def make_feature_map(
     dither=None,
     random_state=None,
     dtype=np.float64,
+    **options,
 ):
     """Draw a feature map: the operator (dense or structured), then the dither.
 
@@ -535,6 +633,8 @@ def make_feature_map(
     dither, random_state, dtype
         See FeatureMap and make_operator. One generator draws the operator, then the
         dither.
+    **options
+        Options of the map's class (for 'quadratic': ``data_norm``, ``centre``).
     """
     if kind not in FEATURE_MAPS:
         raise ValueError(f"kind must be one of {FEATURE_MAPS.names()}, got {kind!r}")
@@ -547,4 +647,4 @@ def make_feature_map(
         raise TypeError(f"law must be a FrequencyLaw, got {type(law).__name__}")
     rng = as_generator(random_state)
     op = make_operator(d, m, kind=operator, law=law, random_state=rng, dtype=dtype)
-    return FeatureMap(op, kind=kind, dither=dither, random_state=rng)
+    return FeatureMap(op, kind=kind, dither=dither, random_state=rng, **options)

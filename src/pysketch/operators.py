@@ -35,7 +35,8 @@ from ._state import Registry, Stateful
 from .frequencies import FrequencyLaw, GaussianLaw
 from .hadamard import output_array
 
-__all__ = ["FrequencyOperator", "DenseOperator", "StructuredOperator", "make_operator", "STRUCTURED_KINDS"]
+__all__ = ["FrequencyOperator", "DenseOperator", "StructuredOperator", "make_operator", "STRUCTURED_KINDS",
+           "spectral_norm_sq_bound", "column_norm_sq_bound"]
 
 STRUCTURED_KINDS = ("r3", "gr2", "fastfood")
 _KIND_CODES = {"r3": 0, "gr2": 1, "fastfood": 2}
@@ -128,6 +129,24 @@ class FrequencyOperator(Stateful):
     def radii(self):
         """The norm of every frequency omega_j (the Euclidean norm of column j of Omega)."""
         return np.linalg.norm(self.to_dense().astype(np.float64), axis=0)
+
+    # ------------------------------------------------------------------ norms (privacy)
+
+    def gram_norm_bound(self):
+        """A certified upper bound on ||Omega||_2^2 = lambda_max(Omega Omega^T) (the L1
+        sensitivity of quadratic features on the unit ball, notes seed000 sec. 2.3), never
+        an estimate from below. Default: from the dense matrix (`spectral_norm_sq_bound`);
+        structured operators bound it from their blocks without forming Omega."""
+        if getattr(self, "_gram_bound", None) is None:
+            self._gram_bound = spectral_norm_sq_bound(self.to_dense())
+        return self._gram_bound
+
+    def column_norm_bound(self):
+        """A certified upper bound on max_j ||omega_j||_2^2 (with `gram_norm_bound`, the
+        Riesz-Thorin bound of S4(Omega), notes seed000 sec. 2.4)."""
+        if getattr(self, "_column_bound", None) is None:
+            self._column_bound = column_norm_sq_bound(self.to_dense())
+        return self._column_bound
 
     # ------------------------------------------------------------------ state
 
@@ -444,6 +463,51 @@ class StructuredOperator(FrequencyOperator):
             return self._radii.copy()
         return super().radii
 
+    def _block_factors(self):
+        """Per block: (max over its frequencies of |post|, the spectral norm of the block's
+        unnormalized chain of transforms and diagonals, the squared norm of every row of that
+        chain). H has norm sqrt(d_p) and orthogonal rows of squared norm d_p; a diagonal has
+        the norm of its largest entry; a permutation has norm 1."""
+        dp = self.d_p
+        a, b, post = (np.abs(v.astype(np.float64)).reshape(self.blocks, dp) for v in (self.a, self.b, self.post))
+        if self.kind == "fastfood":  # H D_G Pi H D_R
+            chain = dp * b.max(axis=1) * a.max(axis=1)
+            rows = dp * np.einsum("ij,ij->i", b, b)  # (H D_G Pi H D_R)(...)^T = d_p H D_G^2 H
+        else:  # H D3 H D2 H D1 (R3), H D_G H D2 H D1 (GR2)
+            c = np.abs(self.c.astype(np.float64)).reshape(self.blocks, dp)
+            chain = dp ** 1.5 * c.max(axis=1) * b.max(axis=1) * a.max(axis=1)
+            # D2 and D1 are signs: the chain's Gram is d_p^2 H D_c^2 H, rows d_p^2 ||c||^2
+            rows = dp * dp * np.einsum("ij,ij->i", c, c)
+        return post, chain, rows
+
+    def _rounding_margin(self):
+        # the transforms' rounding in the operator's dtype: a relative error of at most
+        # (passes * log2 d_p + 4) units per product, taken four times over for the square
+        u = float(np.finfo(self.dtype).eps)
+        passes = 2 if self.kind == "fastfood" else 3
+        return 1.0 + 4.0 * (passes * self.log_dp + 4) * u
+
+    def gram_norm_bound(self):
+        """Omega Omega^T = sum_b B_b B_b^T over the blocks (the first d rows of each), so
+        lambda_max <= sum_b ||B_b||_2^2 <= sum_b (max |post_b| ||chain_b||)^2: for R3 blocks
+        with unit radii (OrthonormalBasesLaw) this is the number of blocks, the closed form
+        m / d_p of a union of orthonormal bases (thesis (8.6)) when d_p divides m."""
+        if getattr(self, "_gram_bound", None) is None:
+            post, chain, _ = self._block_factors()
+            per_block = (post.max(axis=1) * chain) ** 2
+            self._gram_bound = float(per_block.sum()) * self._rounding_margin()
+        return self._gram_bound
+
+    def column_norm_bound(self):
+        """||omega_j||^2 <= post_j^2 times the squared norm of row j of the block's chain
+        (the first d coordinates of the padded frequency are part of it): radius_j^2 (thesis
+        Lemma 5.4: rows of M^T have unit norm)."""
+        if getattr(self, "_column_bound", None) is None:
+            post, _, rows = self._block_factors()
+            per_block = post.max(axis=1) ** 2 * rows
+            self._column_bound = float(per_block.max()) * self._rounding_margin()
+        return self._column_bound
+
     def _apply(self, X, out):
         self._core.apply(X, out)
 
@@ -466,6 +530,31 @@ class StructuredOperator(FrequencyOperator):
 
 for _kind in STRUCTURED_KINDS:
     OPERATORS.register(_kind, StructuredOperator)
+
+
+_EPS = 2.0 ** -52
+
+
+def spectral_norm_sq_bound(omega):
+    """A certified upper bound on ||Omega||_2^2 = lambda_max(Omega Omega^T) for an explicit
+    (d, m) matrix: the largest eigenvalue of the float64 Gram matrix plus bounds on the
+    error of forming it (m u ||Omega||_F^2 entrywise, d times that in the spectral norm) and
+    of the eigensolver (backward stable: a few d u ||G||_F). Power iteration would
+    converge from below (notes seed000 sec. 2.4, pitfall 12), so it is not used."""
+    W = np.asarray(omega, dtype=np.float64)
+    d, m = W.shape
+    G = W @ W.T
+    fro2 = float(np.sum(W * W))
+    lam = float(np.linalg.eigvalsh(G)[-1])
+    gram_err = (m + 2) * _EPS * fro2 * d
+    eig_err = 64 * d * _EPS * float(np.linalg.norm(G))
+    return lam + gram_err + eig_err
+
+
+def column_norm_sq_bound(omega):
+    """max_j ||omega_j||_2^2 of an explicit (d, m) matrix, rounded up."""
+    W = np.asarray(omega, dtype=np.float64)
+    return float(np.max(np.sum(W * W, axis=0))) * (1 + 4 * W.shape[0] * _EPS)
 
 
 def make_operator(d, m, kind="auto", law=None, *, random_state=None, dtype=np.float64):
