@@ -90,6 +90,21 @@ def test_column_norms_are_the_radii_without_padding(kind):
     np.testing.assert_allclose(np.linalg.norm(op.to_dense(), axis=0), op.radii, rtol=1e-12)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("d, m", [(32, 96), (20, 70), (300, 40), (1, 3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_column_sq_norms_equal_the_dense_columns(kind, d, m, dtype):
+    # Exact from the blocks when d = d_p, from the sketched identity otherwise (d = 300 takes
+    # two 256-row chunks); both must equal the dense columns' squared norms.
+    op = draw(kind, d, m, seed=d + m, dtype=dtype)
+    ref = np.sum(np.square(op.to_dense().astype(np.float64)), axis=0)
+    got = op.column_sq_norms()
+    assert got.dtype == np.float64 and got.shape == (m,)
+    np.testing.assert_allclose(got, ref, rtol=1e-12 if dtype == np.float64 else 1e-5)
+    got[:] = -1  # a copy: the cached values are not the caller's to change
+    np.testing.assert_allclose(op.column_sq_norms(), ref, rtol=1e-12 if dtype == np.float64 else 1e-5)
+
+
 @pytest.mark.parametrize("kind", ("dense", "gr2", "fastfood"))
 def test_mean_kernel_is_gaussian(kind):
     # Thesis Lemma 5.6 / (5.17): with chi_{d_p} radii, E cos(omega^T (x - y)) equals

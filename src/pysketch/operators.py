@@ -148,6 +148,20 @@ class FrequencyOperator(Stateful):
             self._column_bound = column_norm_sq_bound(self.to_dense())
         return self._column_bound
 
+    def column_sq_norms(self):
+        """||omega_j||_2^2 for every frequency j (float64, shape (m,)): the sketch of the d
+        unit vectors, so the quadratic features of an isotropic covariance s I are s times
+        these. Default: from the identity, 256 rows at a time."""
+        if getattr(self, "_column_sq", None) is None:
+            out = np.zeros(self.m)
+            for start in range(0, self.d, 256):
+                k = min(256, self.d - start)
+                rows = np.zeros((k, self.d), self.dtype)
+                rows[np.arange(k), start + np.arange(k)] = 1
+                out += np.sum(np.square(self.apply(rows), dtype=np.float64), axis=0)
+            self._column_sq = out
+        return self._column_sq.copy()
+
     # ------------------------------------------------------------------ state
 
     def get_state(self):
@@ -507,6 +521,15 @@ class StructuredOperator(FrequencyOperator):
             per_block = post.max(axis=1) ** 2 * rows
             self._column_bound = float(per_block.max()) * self._rounding_margin()
         return self._column_bound
+
+    def column_sq_norms(self):
+        """Without padding (d = d_p) every row of a block's chain has the squared norm of
+        `_block_factors`, so ||omega_j||^2 = post_j^2 times it exactly; with padding only the
+        first d coordinates count and the identity is sketched (the base class)."""
+        if self.d != self.d_p:
+            return super().column_sq_norms()
+        post, _, rows = self._block_factors()
+        return ((post * post) * rows[:, None]).reshape(-1)[: self.m].copy()
 
     def _apply(self, X, out):
         self._core.apply(X, out)
