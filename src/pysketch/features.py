@@ -291,6 +291,11 @@ class FeatureMap(Stateful):
         such that the sketch of a Dirac at c is exp(i Omega^T c)."""
         raise ValueError(f"mixture decoders need Fourier features ('complex', 'real' or 'quantized'), not {self.kind}")
 
+    def second_moments(self, mean):
+        """The mean sketch as the target of the subspace decoders: a real (m,) vector z with
+        z_j = omega_j^T C omega_j, C the records' second moments about the map's centre."""
+        raise ValueError(f"subspace decoders need quadratic features ('quadratic'), not {self.kind}")
+
     # ------------------------------------------------------------------ state
 
     def get_state(self):
@@ -549,6 +554,14 @@ class QuadraticMap(_KernelMap):
                           "onto that sphere (the privacy guarantee assumes the ball); pass a larger public data_norm "
                           "to keep them whole", RuntimeWarning, stacklevel=4)
         return {"sum": accumulators[0].copy()}
+
+    def second_moments(self, mean):
+        z = np.array(mean, dtype=np.float64).reshape(-1)
+        if z.shape != (self.m,):
+            raise ValueError(f"the sketch mean must have shape ({self.m},), got {np.shape(mean)}")
+        if not np.isfinite(z).all():
+            raise ValueError("the sketch mean must be finite")
+        return z
 
     def _sensitivity(self, norm, neighbouring, r, data_norm):
         if data_norm is None:

@@ -162,6 +162,22 @@ class FrequencyOperator(Stateful):
             self._column_sq = out
         return self._column_sq.copy()
 
+    def column_ranges(self, max_columns):
+        """The frequencies in contiguous ranges: a list of (start, operator) whose operators
+        hold columns start .. start + op.m of Omega, in order, each of at most max_columns
+        columns rounded up to whole blocks (`block_size`). Lets a caller work on Omega^T U a
+        slice at a time in O(d + k max_columns) memory. One range: the operator itself."""
+        max_columns = _check_positive_int(max_columns, "max_columns")
+        step = self.block_size or 1
+        step *= max(1, max_columns // step)
+        if step >= self.m:
+            return [(0, self)]
+        return [(start, self._columns(start, min(start + step, self.m))) for start in range(0, self.m, step)]
+
+    def _columns(self, start, stop):
+        """The operator of columns start..stop (start a multiple of block_size)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be split into column ranges")
+
     # ------------------------------------------------------------------ state
 
     def get_state(self):
@@ -296,6 +312,9 @@ class DenseOperator(FrequencyOperator):
 
     def to_dense(self):
         return self.omega.copy()
+
+    def _columns(self, start, stop):
+        return DenseOperator(self.omega[:, start:stop], law=self.law, dtype=self.dtype)
 
     def _meta(self):
         return {}
@@ -530,6 +549,16 @@ class StructuredOperator(FrequencyOperator):
             return super().column_sq_norms()
         post, _, rows = self._block_factors()
         return ((post * post) * rows[:, None]).reshape(-1)[: self.m].copy()
+
+    def _columns(self, start, stop):
+        dp = self.d_p
+        if start % dp:
+            raise ValueError(f"a structured operator splits at whole blocks of {dp} columns, not at {start}")
+        sl = slice(start, start + (-(-(stop - start) // dp)) * dp)
+        arrays = {name: v[sl] for name, v in self._arrays().items() if name != "radii"}
+        if self._radii is not None:
+            arrays["radii"] = self._radii[start:stop]
+        return StructuredOperator._from_arrays(self.kind, self.d, stop - start, self.dtype, self.law, arrays)
 
     def _apply(self, X, out):
         self._core.apply(X, out)

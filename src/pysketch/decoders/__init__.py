@@ -3,7 +3,9 @@
 - :mod:`~pysketch.decoders.problem`: the DecodingProblem, atom families and solutions;
 - :mod:`~pysketch.decoders.base`: the Decoder contract and the DECODERS registry;
 - :mod:`~pysketch.decoders.clompr` (CL-OMPR), :mod:`~pysketch.decoders.cl_amp` (CL-AMP)
-  and :mod:`~pysketch.decoders.coreset`: the decoders, registered by name.
+  and :mod:`~pysketch.decoders.coreset`: the mixture decoders, registered by name;
+- :mod:`~pysketch.decoders.subspace`: the SubspaceProblem of quadratic sketches and the
+  Burer-Monteiro decoder (principal subspaces).
 """
 
 from .base import DECODERS, Decoder
@@ -11,6 +13,8 @@ from .cl_amp import ClAmpSolution, cl_amp
 from .clompr import clompr
 from .coreset import coreset, mixture_kmeans
 from .problem import DecodingProblem, DiagonalGaussianAtoms, DiracAtoms, IsotropicGaussianAtoms, MixtureSolution
+from .subspace import BurerMonteiro, SubspaceProblem, SubspaceSolution
 
-__all__ = ["DECODERS", "ClAmpSolution", "Decoder", "DecodingProblem", "DiagonalGaussianAtoms", "DiracAtoms",
-           "IsotropicGaussianAtoms", "MixtureSolution", "cl_amp", "clompr", "coreset", "mixture_kmeans"]
+__all__ = ["BurerMonteiro", "DECODERS", "ClAmpSolution", "Decoder", "DecodingProblem", "DiagonalGaussianAtoms",
+           "DiracAtoms", "IsotropicGaussianAtoms", "MixtureSolution", "SubspaceProblem", "SubspaceSolution", "cl_amp",
+           "clompr", "coreset", "mixture_kmeans"]

@@ -1,4 +1,9 @@
-"""The decoder contract: a named way to turn a DecodingProblem into a MixtureSolution.
+"""The decoder contract: a named way to turn a problem of a task into its solution.
+
+Two tasks today: 'mixture' (a DecodingProblem of Fourier features into a MixtureSolution:
+CL-OMPR, CL-AMP, coreset) and 'subspace' (a SubspaceProblem of quadratic features into a
+SubspaceSolution: pysketch.decoders.subspace). A decoder states its task; the estimators
+check it before anything is sketched.
 
 A decoder is a class registered in DECODERS under its name; the estimators pick one by
 name (``decoder='clompr'``) and call ``decode``. A new decoder subclasses `Decoder`, says
@@ -27,16 +32,20 @@ class Decoder:
     [lower, upper]."""
 
     name = None
+    #: the task it solves: 'mixture' or 'subspace'
+    task = "mixture"
     #: the atom families (pysketch.decoders.problem.ATOMS) it decodes
     atoms = ("dirac",)
     #: whether it decodes private (noisy) sketches
     decodes_private = True
 
     @classmethod
-    def check(cls, *, atoms="dirac", private=False):
+    def check(cls, *, task="mixture", atoms="dirac", private=False):
         """ValueError (naming the decoder) when it cannot decode such a sketch: asked
         before anything is sketched or charged."""
-        if atoms not in cls.atoms:
+        if task != cls.task:
+            raise ValueError(f"decoder {cls.name!r} solves the {cls.task!r} task, not {task!r}")
+        if cls.atoms and atoms not in cls.atoms:  # decoders of atoms (mixtures)
             raise ValueError(f"decoder {cls.name!r} decodes atoms {cls.atoms}, not {atoms!r}")
         if private and not cls.decodes_private:
             raise ValueError(f"decoder={cls.name!r} does not decode private sketches (measured unreliable: it fits "

@@ -1,4 +1,5 @@
-"""Private mean and spread of bounded records: the kernel-scale pilot of private fits.
+"""Private means of bounded records: the kernel-scale pilot of private fits (records in a
+public box) and the centre of private PCA (records in a public ball).
 
 For records clipped to a public box [lo, hi] with centre c0 and half widths h, the
 count n, the sums S1 = sum_i (x_i - c0) and the scalar S2 = sum_i ||x_i - c0||^2 have
@@ -14,9 +15,10 @@ import math
 
 import numpy as np
 
-from .mechanisms import Laplace, check_epsilon, noise_source, noisy_count
+from .._checks import check_relation
+from .mechanisms import Gaussian, Laplace, check_delta, check_epsilon, noise_source, noisy_count
 
-__all__ = ["private_mean_and_spread"]
+__all__ = ["private_ball_mean", "private_mean_and_spread"]
 
 
 def private_mean_and_spread(X, epsilon, lower, upper, *, insecure_seed=None):
@@ -49,3 +51,38 @@ def private_mean_and_spread(X, epsilon, lower, upper, *, insecure_seed=None):
     var = s2 / (count * d) - float(m1 @ m1) / d
     var = min(max(var, 0.0), float(np.mean(h * h)))
     return c0 + np.clip(m1, -h, h), math.sqrt(var)
+
+
+def private_ball_mean(X, radius, count, epsilon, delta=0.0, *, neighbouring="add_remove", insecure_seed=None):
+    """The mean of records in the public ball ||x||_2 <= radius: their sum with noise,
+    divided by `count` (the already released count: n itself under 'replace', where n is
+    public). The caller has rescaled the records into the ball and charges the budget.
+
+    Sensitivity of the sum (one record added or removed changes it by x, ||x||_2 <= R; one
+    replaced, by x - y with ||x - y||_2 <= 2R): L2 = R (add/remove) or 2R (replace), and
+    L1 <= sqrt(d) L2 (Cauchy-Schwarz, attained by x = R (1, ..., 1) / sqrt(d)). delta = 0:
+    Laplace at L1, epsilon-DP; delta > 0: the analytic Gaussian at L2, (epsilon, delta)-DP.
+    Returns (mean (d,), the noise variance per coordinate of the mean)."""
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, positive=False)
+    check_relation(neighbouring)
+    if not (isinstance(radius, (int, float, np.floating)) and math.isfinite(radius) and radius > 0):
+        raise ValueError(f"radius must be a positive finite number, got {radius!r}")
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"X must be a non-empty 2-D array (n, d), got shape {X.shape}")
+    d = X.shape[1]
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    if (norms > radius * (1 + 1e-12)).any():
+        raise ValueError("X has records outside the ball ||x|| <= radius; rescale them onto it first")
+    if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)):
+        raise TypeError(f"count must be the released count (an int), got {count!r}")
+    l2 = radius * (2.0 if neighbouring == "replace" else 1.0)
+    src = noise_source(insecure_seed)
+    if delta == 0:
+        mech = Laplace(epsilon, l2 * math.sqrt(d), insecure_seed=src)
+    else:
+        mech = Gaussian(epsilon, delta, l2, insecure_seed=src)
+    noisy = mech.randomise(X.sum(axis=0))
+    n = max(int(count), 1)
+    return noisy / n, mech.variance / (n * n)

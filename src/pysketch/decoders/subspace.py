@@ -1,0 +1,209 @@
+"""Principal subspaces from a quadratic sketch: the Burer-Monteiro decoder.
+
+A quadratic sketch's mean is z = M(C) = [omega_j^T C omega_j]_j, rank-one measurements of
+the records' second-moment matrix C about the map's centre (notes seed000 sec. 1.3; thesis
+(9.11)). The decoder fits a rank-k factor U (d x k) and an isotropic floor s >= 0,
+
+    min_{U, s}  || M(U U^T + s I) - z ||_2^2 / ||z||_2^2,      M(s I)_j = s ||omega_j||^2,
+
+by L-BFGS from Gaussian starts (the thesis' (9.12), which has no floor), keeps the start of
+smallest residual, and returns the top-k eigenvectors of U U^T through a QR of U (U = Q R,
+U U^T = Q (R R^T) Q^T: a k x k eigenproblem). With P = Omega^T U (m x k) and the residual
+e = rowsum(P^2) + s w - z, the gradient is 4 Omega diag(e) P in U and 2 e^T w in s (notes
+seed003 sec. 2.6): both through the operator's products for all k columns at once, a range
+of frequencies at a time, so memory is O(kd + m) and no d x d matrix is ever formed.
+
+Why the floor: the tail of a real spectrum (everything past the k-th eigenvalue) adds
+about tr(C_tail) ||omega_j||^2 / d to every measurement, which no rank-k U U^T can
+represent; without s the fit bends U toward it. The floor is the tail's isotropic part,
+and the explained variance of a component is its eigenvalue in U U^T plus s.
+"""
+
+import dataclasses
+import math
+
+import numpy as np
+import scipy.optimize
+
+from .._random import as_generator
+from .._state import FEATURE_MAPS
+from ..operators import FrequencyOperator
+from .base import DECODERS, Decoder
+
+__all__ = ["BurerMonteiro", "SubspaceProblem", "SubspaceSolution"]
+
+#: Frequencies per range of the objective: at most this many floats of P = Omega^T U at once.
+_CHUNK_FLOATS = 1 << 22
+
+
+class SubspaceProblem:
+    """What the subspace decoders match: the operator (in float64), the target
+    z_j = omega_j^T C omega_j (`FeatureMap.second_moments` of the sketch's mean), the
+    squared frequency norms w_j = ||omega_j||^2, the map's centre (C is about it) and the
+    noise of a private release (variance per coordinate of the mean)."""
+
+    def __init__(self, feature_map, mean, *, count=None, noise_variance=0.0):
+        FEATURE_MAPS.check(feature_map, "feature_map")
+        z = feature_map.second_moments(mean)
+        if count is not None and (isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer))
+                                  or count < 1):
+            raise ValueError(f"count must be None or a positive int, got {count!r}")
+        if not (isinstance(noise_variance, (int, float, np.floating)) and not isinstance(noise_variance, bool)
+                and math.isfinite(noise_variance) and noise_variance >= 0):
+            raise ValueError(f"noise_variance must be a finite number >= 0, got {noise_variance!r}")
+        meta, arrays = feature_map.operator.get_state()
+        self.operator = FrequencyOperator.from_state(dict(meta, dtype="float64"), arrays)
+        self.z = z
+        self.d = feature_map.d
+        self.m = feature_map.m
+        self.count = count
+        self.noise_variance = float(noise_variance)
+        self.private = self.noise_variance > 0
+        centre = getattr(feature_map, "centre", None)
+        self.centre = np.zeros(self.d) if centre is None else np.array(centre, dtype=np.float64)
+        self.w = self.operator.column_sq_norms()
+        self._ranges = None
+
+    @classmethod
+    def from_sketch(cls, sketch):
+        """The problem of a Sketch or PrivateSketch (a private sketch's record gives the noise
+        variance per coordinate of its sum, divided by the squared count for the mean)."""
+        n = max(int(sketch.count), 1)
+        record = getattr(sketch, "privacy", None)
+        noise = 0.0 if record is None else record.sum_noise_variance / (n * n)
+        return cls(sketch.feature_map, sketch.mean(), count=n, noise_variance=noise)
+
+    def total_variance(self):
+        """tr(C) estimated from the sketch: sum_j z_j = tr(C Omega Omega^T), so tr(C) =
+        d sum(z) / sum(w) exactly when Omega Omega^T is a multiple of the identity (unions
+        of orthonormal bases, R3 blocks of unit radii even with padding), and unbiased for
+        isotropic laws. Never below 0."""
+        return max(self.d * float(self.z.sum()) / float(self.w.sum()), 0.0)
+
+    def ranges(self, k):
+        """The operator in ranges of frequencies holding at most about 4M floats of P."""
+        if self._ranges is None or self._ranges[0] != k:
+            self._ranges = (k, self.operator.column_ranges(max(1, _CHUNK_FLOATS // max(k, 1))))
+        return self._ranges[1]
+
+    def objective(self, U, s):
+        """F = ||M(U U^T + s I) - z||^2 / ||z||^2 with its gradients in U (d x k) and in s."""
+        d, k = U.shape
+        Ut = np.ascontiguousarray(U.T)
+        G = np.zeros((k, d))
+        F = 0.0
+        gs = 0.0
+        for start, op in self.ranges(k):
+            mc = op.m
+            P = np.empty((k, mc))
+            op._apply(Ut, P)
+            e = np.einsum("ij,ij->j", P, P)
+            w = self.w[start : start + mc]
+            e += s * w
+            e -= self.z[start : start + mc]
+            F += float(e @ e)
+            gs += float(e @ w)
+            P *= e
+            g = np.empty((k, d))
+            op._adjoint(P, g)
+            G += g
+        scale = self.scale()
+        return F / scale, (4.0 / scale) * G.T, 2.0 * gs / scale
+
+    def scale(self):
+        return max(float(self.z @ self.z), 1e-300)
+
+
+@dataclasses.dataclass
+class SubspaceSolution:
+    """The result of a subspace decoder: orthonormal components (k x d, rows, by decreasing
+    variance), the variance along each (eigenvalue of U U^T plus the floor), the floor s,
+    the sketch's estimate of tr(C), the relative residual ||M(U U^T + s I) - z|| / ||z||,
+    the start it came from and its iterations."""
+
+    components: np.ndarray
+    variances: np.ndarray
+    floor: float
+    total_variance: float
+    residual: float
+    restart: int
+    n_iter: int
+
+
+@DECODERS.register("burer_monteiro")
+class BurerMonteiro(Decoder):
+    """Burer-Monteiro factorisation with an isotropic floor, by L-BFGS (module docstring).
+
+    Parameters
+    ----------
+    max_iter : int, default 1000
+        L-BFGS iterations per start.
+    tol : float, default 1e-12
+        Relative change of the objective at which a start stops.
+    floor : bool, default True
+        Fit the isotropic floor s (False: the thesis' plain (9.12)).
+    """
+
+    name = "burer_monteiro"
+    task = "subspace"
+    atoms = ()
+    decodes_private = True
+
+    def __init__(self, *, max_iter=1000, tol=1e-12, floor=True):
+        self.max_iter = int(max_iter)
+        self.tol = float(tol)
+        self.floor = bool(floor)
+
+    def decode(self, problem, n_components, *, n_init=3, random_state=None):
+        if not isinstance(problem, SubspaceProblem):
+            raise TypeError(f"problem must be a SubspaceProblem, got {type(problem).__name__}")
+        d, k = problem.d, int(n_components)
+        if not 1 <= k <= d:
+            raise ValueError(f"n_components must be in [1, d={d}], got {n_components!r}")
+        rng = as_generator(random_state)
+        trace = problem.total_variance()
+        if trace <= 0:
+            trace = 1.0  # an all-zero sketch: any start; the fit returns U ~ 0
+        # L-BFGS's memory is about 2 maxcor (kd) floats: fewer corrections for large problems
+        maxcor = 10 if k * d <= 1 << 18 else 5
+        best = None
+        for restart in range(int(n_init)):
+            U0 = rng.standard_normal((d, k))
+            U0 *= math.sqrt(0.5 * trace / float(np.sum(U0 * U0)))
+            t0 = math.sqrt(0.5 * trace / d) if self.floor else 0.0
+            x, F, nit = self._run(problem, U0, t0, maxcor)
+            if best is None or F < best[1]:
+                best = (x, F, nit, restart)
+        x, F, nit, restart = best
+        U = x[: d * k].reshape(d, k)
+        s = x[-1] ** 2 if self.floor else 0.0
+        Q, R = np.linalg.qr(U)
+        lam, V = np.linalg.eigh(R @ R.T)
+        order = np.argsort(lam)[::-1]
+        components = (Q @ V[:, order]).T
+        # a deterministic sign: the largest coordinate of each component positive
+        big = np.argmax(np.abs(components), axis=1)
+        components *= np.sign(components[np.arange(k), big])[:, None]
+        return SubspaceSolution(components=np.ascontiguousarray(components), variances=np.maximum(lam[order], 0) + s,
+                                floor=float(s), total_variance=float(problem.total_variance()),
+                                residual=math.sqrt(max(F, 0.0)), restart=restart, n_iter=nit)
+
+    def _run(self, problem, U0, t0, maxcor):
+        d, k = U0.shape
+        n = d * k
+        floor = self.floor
+
+        def fun(x):
+            U = x[:n].reshape(d, k)
+            t = x[n] if floor else 0.0
+            F, gU, gs = problem.objective(U, t * t)
+            g = np.empty_like(x)
+            g[:n] = gU.ravel()
+            g[n] = 2.0 * t * gs if floor else 0.0
+            return F, g
+
+        x0 = np.concatenate([U0.ravel(), [t0]])
+        res = scipy.optimize.minimize(fun, x0, jac=True, method="L-BFGS-B",
+                                      options={"maxiter": self.max_iter, "maxcor": maxcor, "ftol": self.tol,
+                                               "gtol": 1e-14})
+        return res.x, float(res.fun), int(res.nit)

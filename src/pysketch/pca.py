@@ -1,0 +1,373 @@
+"""Compressive PCA: principal subspaces from a quadratic sketch, with scikit-learn's PCA API.
+
+The records are sketched once with random quadratic features (omega_j^T (x - c))^2 over a
+union of orthonormal bases (dense, or R3 blocks on the fast Walsh-Hadamard transform), so
+the mean sketch is z = M(C), rank-one measurements of the second moments C about the
+centre c (notes seed000 sec. 1.3). The Burer-Monteiro decoder (pysketch.decoders.subspace)
+fits a rank-k factor plus an isotropic floor to z and returns the components. Memory is
+O(kd + m) throughout: no d x d matrix is formed, so d = 2^15 works where a covariance
+(8.6 GB in float64) does not.
+"""
+
+import math
+import numbers
+import time
+import warnings
+
+import numpy as np
+
+from ._base import BaseEstimator, TransformerMixin, not_fitted_error
+from ._checks import check_array, check_relation
+from ._checks import check_int as _check_int
+from ._random import as_generator
+from .accumulate import SketchAccumulator
+from .decoders import DECODERS, SubspaceProblem
+from .features import make_feature_map
+from .frequencies import OrthonormalBasesLaw
+from .sketch import Sketch
+
+__all__ = ["CompressivePCA"]
+
+_OPERATORS = ("auto", "dense", "r3")
+#: The count's share of the sketch's epsilon under add/remove: the count only rescales z
+#: (and so the explained variances), never the subspace, so it gets little.
+COUNT_SHARE = 0.05
+
+
+class CompressivePCA(TransformerMixin, BaseEstimator):
+    """Principal component analysis from a quadratic sketch (optionally private).
+
+    Parameters
+    ----------
+    n_components : int, optional
+        k, the number of components (default: min(n_samples, n_features)).
+    sketch_size : int, optional
+        m, the number of quadratic features, rounded up to whole orthonormal bases (a
+        multiple of d for 'dense', of the padded d_p for 'r3'). Default: 10 k d without
+        privacy (captured variance above 0.99 of exact PCA on the tested sets), 2 k d with
+        epsilon (fewer, less noisy measurements; see the issue-16 note).
+    operator : {'auto', 'dense', 'r3'}
+        The orthonormal bases: dense (BLAS; 'auto' below d = 64) or R3 blocks (H D3 H D2 H D1,
+        the fast transform, O(m log d) per record; 'auto' from d = 64).
+    epsilon : float, optional
+        Differential privacy: the fit is (epsilon, delta)-DP under `neighbouring` (see below).
+    delta : float, default 0
+        0: Laplace noise (pure epsilon-DP); > 0: the analytic Gaussian mechanism.
+    neighbouring : {'add_remove', 'replace'}
+    data_norm : float, optional
+        A public radius R: every record is taken with ||x - centre||_2 <= R (records outside
+        are rescaled onto that sphere, counted and warned about; never dropped). Needed for
+        privacy; without it a private fit reads R from the data with a PrivacyLeakWarning.
+    centre : None, float or array of shape (d,)
+        A public centre (0.0: none, the second moments about the origin). None: the data's
+        mean, exact without privacy; with epsilon, a private mean of the records in the
+        ball ||x|| <= data_norm, for `mean_share` of the budget.
+    mean_share : float in (0, 1), default 0.2
+        Share of (epsilon, delta) spent on the private mean when centre is None.
+    n_init : int, default 3
+        Decoder starts (the best residual is kept).
+    max_iter : int, default 1000
+        L-BFGS iterations per start.
+    random_state : None, int or Generator
+        Draws the frequencies and the decoder's starts (public). Never the noise.
+    accountant : BudgetAccountant (pysketch or diffprivlib), optional
+    batch_size : int, optional
+        Records per sketching batch.
+    dtype : float32 or float64, default float64
+        The sketching precision (the sums are float64 either way).
+
+    Attributes
+    ----------
+    components_ : (k, d) orthonormal rows, by decreasing explained variance
+    explained_variance_ : (k,) the variance along each component, from the sketch (the
+        population variance, divided by n, unlike scikit-learn's n - 1)
+    explained_variance_ratio_ : (k,) explained_variance_ / total_variance_
+    total_variance_ : tr(C) estimated from the sketch (exact for orthonormal bases)
+    noise_variance_ : the isotropic floor s of the fit (the average variance outside the
+        components, as scikit-learn's noise_variance_)
+    mean_ : (d,) the centre (exact mean, private mean or the given one)
+    n_components_, n_features_in_, n_samples_ (the count, noisy under add/remove privacy),
+    sketch_ (the Sketch or PrivateSketch decoded), sketch_size_, residual_ (relative),
+    n_iter_, timings_ (seconds per stage).
+
+    Differential privacy
+    --------------------
+    With epsilon, the released quantities are the sketch's sum (Laplace or Gaussian noise
+    at the quadratic map's sensitivity on the ball of radius data_norm: L1 = R^2 m / d
+    exactly for unions of orthonormal bases, L2 from the Riesz-Thorin bound; notes seed000
+    sec. 2.3), the record count (add/remove: discrete Laplace for COUNT_SHARE of the
+    sketch's epsilon; replace: public) and, when centre is None, the private mean
+    (`pysketch.privacy.moments.private_ball_mean`) for mean_share of (epsilon, delta). By
+    sequential composition the fit is (epsilon, delta)-DP; everything else (the components,
+    variances, transform) is post-processing. The frequencies and starts come from
+    random_state, the noise from the OS (pysketch.privacy.mechanisms).
+    """
+
+    def __init__(self, n_components=None, *, sketch_size=None, operator="auto", epsilon=None, delta=0.0,
+                 neighbouring="add_remove", data_norm=None, centre=None, mean_share=0.2, n_init=3, max_iter=1000,
+                 random_state=None, accountant=None, batch_size=None, dtype=np.float64):
+        self.n_components = n_components
+        self.sketch_size = sketch_size
+        self.operator = operator
+        self.epsilon = epsilon
+        self.delta = delta
+        self.neighbouring = neighbouring
+        self.data_norm = data_norm
+        self.centre = centre
+        self.mean_share = mean_share
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.accountant = accountant
+        self.batch_size = batch_size
+        self.dtype = dtype
+
+    # ------------------------------------------------------------------ checks
+
+    def _validate_params(self):
+        if self.n_components is not None:
+            _check_int(self.n_components, "n_components")
+        if self.sketch_size is not None:
+            _check_int(self.sketch_size, "sketch_size")
+        if self.operator not in _OPERATORS:
+            raise ValueError(f"operator must be one of {_OPERATORS}, got {self.operator!r}")
+        if self.epsilon is not None:
+            from .privacy.mechanisms import check_delta, check_epsilon
+
+            check_epsilon(self.epsilon)
+            check_delta(self.delta, positive=False)
+        check_relation(self.neighbouring)
+        if self.data_norm is not None:
+            r = self.data_norm
+            if isinstance(r, (bool, np.bool_)) or not isinstance(r, numbers.Real) or not (math.isfinite(r) and r > 0):
+                raise ValueError(f"data_norm must be a positive finite number, got {r!r}")
+        ms = self.mean_share
+        if isinstance(ms, (bool, np.bool_)) or not isinstance(ms, numbers.Real) or not 0 < ms < 1:
+            raise ValueError(f"mean_share must be a number in (0, 1), got {ms!r}")
+        _check_int(self.n_init, "n_init")
+        _check_int(self.max_iter, "max_iter")
+        if self.batch_size is not None:
+            _check_int(self.batch_size, "batch_size")
+        if np.dtype(self.dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
+            raise ValueError(f"dtype must be float32 or float64, got {self.dtype!r}")
+        DECODERS.get("burer_monteiro").check(task="subspace", private=self.epsilon is not None)
+
+    def _centre_array(self, d):
+        c = np.asarray(self.centre, dtype=np.float64)
+        if c.ndim == 0:
+            c = np.full(d, float(c))
+        if c.shape != (d,):
+            raise ValueError(f"centre must be None, a number or an array of shape ({d},), got shape {c.shape}")
+        if not np.isfinite(c).all():
+            raise ValueError("centre must be finite")
+        return c
+
+    def _k(self, d, n=None):
+        if self.n_components is None:
+            return d if n is None else min(d, n)
+        if self.n_components > d:
+            raise ValueError(f"n_components={self.n_components} must be <= n_features={d}")
+        return self.n_components
+
+    def _operator(self, d):
+        if self.operator == "auto":
+            return "r3" if d >= 64 else "dense"
+        return self.operator
+
+    def _sketch_size(self, d, k):
+        """m, rounded up to whole orthonormal bases."""
+        op = self._operator(d)
+        block = d if op == "dense" else 1 << max(0, math.ceil(math.log2(d)))
+        m = self.sketch_size if self.sketch_size is not None else (2 if self.epsilon is not None else 10) * k * d
+        return -(-m // block) * block
+
+    def _make_map(self, d, k, centre, data_norm, rng):
+        return make_feature_map(d, self._sketch_size(d, k), "quadratic", operator=self._operator(d),
+                                law=OrthonormalBasesLaw(), random_state=rng, dtype=np.dtype(self.dtype),
+                                data_norm=data_norm, centre=centre)
+
+    # ------------------------------------------------------------------ fitting
+
+    def fit(self, X, y=None):
+        """Sketch X and learn the components from the sketch.
+
+        X : array of shape (n, d), or an iterable of 2-D batches (a generator, a stream)
+            read once; a stream needs a given `centre` (there is no second pass for a mean).
+        """
+        self._validate_params()
+        stream = not (hasattr(X, "shape") or isinstance(X, (list, tuple))) and hasattr(X, "__iter__")
+        if stream:
+            if self.centre is None:
+                raise ValueError("fitting an iterable of batches needs a public centre (e.g. centre=0.0): the mean "
+                                 "would take a second pass")
+            if self.epsilon is not None and self.data_norm is None:
+                raise ValueError("a private fit of an iterable of batches needs a public data_norm")
+        else:
+            X = check_array(X)
+            if X.shape[0] < 2 and self.centre is None:
+                raise ValueError(f"n_samples={X.shape[0]}: PCA about the data's mean needs at least 2 records "
+                                 "(give a public centre to sketch a single record)")
+        rng = as_generator(self.random_state)
+        timings = {}
+        if self.epsilon is not None:
+            sketch, mean = self._sketch_private(X, stream, rng, timings)
+        else:
+            sketch, mean = self._sketch_clean(X, stream, rng, timings)
+        self._decode(sketch, mean, rng, timings)
+        return self
+
+    def _first_batch(self, X):
+        """(d, an iterable giving every batch) of a stream, reading its first batch."""
+        it = iter(X)
+        try:
+            first = next(it)
+        except StopIteration:
+            raise ValueError("X is an empty iterable") from None
+        first = check_array(first, "a batch of X")
+
+        def chain():
+            yield first
+            yield from it
+
+        return first.shape[1], chain()
+
+    def _sketch_clean(self, X, stream, rng, timings):
+        if stream:
+            d, batches = self._first_batch(X)
+        else:
+            d, batches = X.shape[1], X
+        mean = X.mean(axis=0) if self.centre is None else self._centre_array(d)
+        k = self._k(d, None if stream else X.shape[0])
+        fm = self._make_map(d, k, mean, self.data_norm, rng)
+        t = time.perf_counter()
+        acc = SketchAccumulator(fm, batch_size=self.batch_size)
+        acc.update(batches)
+        sketch = acc.sketch()
+        timings["sketch"] = time.perf_counter() - t
+        return sketch, mean
+
+    def _sketch_private(self, X, stream, rng, timings):
+        from .privacy import PrivacyLeakWarning
+        from .privacy.accountant import charge
+        from .privacy.mechanisms import noise_source
+        from .privacy.moments import private_ball_mean
+        from .privacy.release import plan_release, release
+
+        eps, delta = float(self.epsilon), float(self.delta)
+        if stream:
+            d, batches = self._first_batch(X)
+        else:
+            d, batches = X.shape[1], X
+        k = self._k(d, None if stream else X.shape[0])
+        private_mean = self.centre is None
+        share = self.mean_share if private_mean else 0.0
+        # the sketch's plan (validates everything) before anything is read or charged
+        plan = plan_release(self._sketch_size(d, k), eps * (1 - share), delta * (1 - share),
+                            neighbouring=self.neighbouring, split=1 - COUNT_SHARE)
+        R = self.data_norm
+        if R is None:
+            warnings.warn("data_norm was not given: the radius of the records is read from the data, which is not "
+                          "differentially private. Pass data_norm=<public bound on ||x - centre||>.",
+                          PrivacyLeakWarning, stacklevel=3)
+            c = np.zeros(d) if private_mean else self._centre_array(d)
+            R = float(np.sqrt(np.max(np.einsum("ij,ij->i", X - c, X - c))))
+            R = R if R > 0 else 1.0
+        charge(self.accountant, eps, plan.delta + (delta * share if plan.mechanism == "gaussian" else 0.0),
+               type(self).__name__ + ".fit")
+        source = noise_source()
+        t = time.perf_counter()
+        extra = {}
+        if private_mean:
+            n = X.shape[0]
+            count = plan.release_count(n, source)
+            Xb = _into_ball(X, R, "||x||_2", "the private mean")
+            mean, _ = private_ball_mean(Xb, R, count, share * eps, share * delta if delta > 0 else 0.0,
+                                        neighbouring=self.neighbouring, insecure_seed=source)
+            extra["epsilon_pilot"] = share * eps
+        else:
+            mean = self._centre_array(d)
+            count = None
+        fm = self._make_map(d, k, mean, R, rng)
+        acc = SketchAccumulator(fm, batch_size=self.batch_size)
+        acc.update(batches)
+        sketch = acc.sketch()
+        if count is None:
+            count = plan.release_count(sketch.count, source)
+        private = release(sketch, plan, source, count=count, epsilon=eps, delta=delta, **extra)
+        timings["sketch"] = time.perf_counter() - t
+        return private, mean
+
+    def fit_sketch(self, sketch):
+        """Learn the components from a quadratic Sketch (or PrivateSketch) made elsewhere: the
+        data are never seen. mean_ is the map's centre (zeros when it has none)."""
+        self._validate_params()
+        if not isinstance(sketch, Sketch):
+            raise TypeError(f"sketch must be a pysketch.Sketch, got {type(sketch).__name__}")
+        if sketch.count < 1:
+            raise ValueError("the sketch is empty (count 0)")
+        d = sketch.feature_map.d
+        centre = getattr(sketch.feature_map, "centre", None)
+        self._decode(sketch, np.zeros(d) if centre is None else np.array(centre, dtype=np.float64),
+                     as_generator(self.random_state), {})
+        return self
+
+    def _decode(self, sketch, mean, rng, timings):
+        t = time.perf_counter()
+        problem = SubspaceProblem.from_sketch(sketch)  # ValueError for a non-quadratic sketch
+        k = self._k(problem.d)
+        decoder = DECODERS.get("burer_monteiro")(max_iter=self.max_iter)
+        sol = decoder.decode(problem, k, n_init=self.n_init, random_state=rng)
+        timings["decode"] = time.perf_counter() - t
+        self.components_ = sol.components
+        self.explained_variance_ = sol.variances
+        total = sol.total_variance
+        self.total_variance_ = total
+        self.explained_variance_ratio_ = sol.variances / total if total > 0 else np.full(k, np.nan)
+        self.noise_variance_ = sol.floor
+        self.mean_ = mean
+        self.n_components_ = k
+        self.n_features_in_ = problem.d
+        self.n_samples_ = int(sketch.count)
+        self.sketch_ = sketch
+        self.sketch_size_ = problem.m
+        self.residual_ = sol.residual
+        self.n_iter_ = sol.n_iter
+        self.timings_ = timings
+
+    # ------------------------------------------------------------------ using the components
+
+    def _check_fitted(self):
+        if not hasattr(self, "components_"):
+            raise not_fitted_error(self)
+
+    def transform(self, X):
+        """(X - mean_) @ components_.T: the coordinates in the components, shape (n, k)."""
+        self._check_fitted()
+        X = check_array(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input")
+        return (X - self.mean_) @ self.components_.T
+
+    def inverse_transform(self, X):
+        """Z @ components_ + mean_: back to the data space, shape (n, d)."""
+        self._check_fitted()
+        Z = check_array(X)
+        if Z.shape[1] != self.n_components_:
+            raise ValueError(f"X has {Z.shape[1]} columns, but {type(self).__name__} has "
+                             f"{self.n_components_} components")
+        return Z @ self.components_ + self.mean_
+
+
+def _into_ball(X, radius, what, purpose):
+    """X with rows of norm above `radius` rescaled onto the sphere (a warning counts them)."""
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    over = norms > radius
+    if not over.any():
+        return X
+    Y = X.copy()
+    Y[over] *= (radius / norms[over] * (1 - 1e-12))[:, None]
+    warnings.warn(f"{int(over.sum())} of {X.shape[0]} records had {what} > data_norm = {radius:g} and were rescaled "
+                  f"onto that sphere for {purpose} (the privacy guarantee holds for the rescaled records)",
+                  RuntimeWarning, stacklevel=4)
+    return Y
