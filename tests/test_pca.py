@@ -268,8 +268,11 @@ def test_private_fit_charges_the_budget_and_records_the_release():
     rec = est.sketch_.privacy
     assert rec.epsilon == 1.0 and rec.mechanism == "laplace" and rec.epsilon_pilot == pytest.approx(0.2)
     assert rec.epsilon_sum + rec.epsilon_count == pytest.approx(0.8)
-    # L1 sensitivity of a union of orthonormal bases at R = 1: m / d exactly (plus rounding)
-    assert rec.sensitivity_sum == pytest.approx(est.sketch_size_ / 32, rel=1e-9)
+    # L1 sensitivity of a union of orthonormal bases at radius R: R^2 m / d exactly (plus
+    # rounding), with R = 1 + ||private mean|| about the private mean
+    R = 1.0 + np.linalg.norm(est.mean_)
+    assert est.sketch_.feature_map.data_norm == pytest.approx(R)
+    assert rec.sensitivity_sum == pytest.approx(R * R * est.sketch_size_ / 32, rel=1e-9)
     assert acc.spent == pytest.approx((1.0, 0.0))
     assert est.sketch_size_ == 2 * 2 * 32
     # with a public centre: no private mean; Gaussian with delta

@@ -58,6 +58,8 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         A public radius R: every record is taken with ||x - centre||_2 <= R (records outside
         are rescaled onto that sphere, counted and warned about; never dropped). Needed for
         privacy; without it a private fit reads R from the data with a PrivacyLeakWarning.
+        With centre=None and epsilon, R bounds ||x|| (the ball of the private mean), and the
+        sketch about the private mean m uses R + ||m||, which holds every such record.
     centre : None, float or array of shape (d,)
         A public centre (0.0: none, the second moments about the origin). None: the data's
         mean, exact without privacy; with epsilon, a private mean of the records in the
@@ -284,10 +286,13 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             mean, _ = private_ball_mean(Xb, R, count, share * eps, share * delta if delta > 0 else 0.0,
                                         neighbouring=self.neighbouring, insecure_seed=source)
             extra["epsilon_pilot"] = share * eps
+            # ||x - mean|| <= R + ||mean|| for every record of the ball: none is rescaled again
+            R_sketch = R + float(np.linalg.norm(mean))
         else:
             mean = self._centre_array(d)
             count = None
-        fm = self._make_map(d, k, mean, R, rng)
+            R_sketch = R
+        fm = self._make_map(d, k, mean, R_sketch, rng)
         acc = SketchAccumulator(fm, batch_size=self.batch_size)
         acc.update(batches)
         sketch = acc.sketch()
