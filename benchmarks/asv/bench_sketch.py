@@ -4,6 +4,7 @@ import numpy as np
 
 import pysketch
 from pysketch.features import make_feature_map
+from pysketch.frequencies import QuadraticGaussianLaw
 from pysketch.operators import make_operator
 
 
@@ -69,4 +70,22 @@ class TimeSketchThreads:
         pysketch.set_num_threads(self.before)
 
     def time_sketch(self, threads):
+        self.fm.sketch(self.X)
+
+
+class TimeQuadraticSketch:
+    """Sketch of n = 20000 records with quadratic features (compressive PCA), d = 1024,
+    m = 10 d, Gaussian frequencies N(0, I/d), float32 and float64."""
+
+    params = (["dense", "r3"], ["float32", "float64"])
+    param_names = ["operator", "dtype"]
+    timeout = 300
+
+    def setup(self, operator, dtype):
+        pysketch.set_num_threads(1)
+        self.fm = make_feature_map(1024, 10240, "quadratic", operator=operator, law=QuadraticGaussianLaw(),
+                                   random_state=0, dtype=dtype)
+        self.X = np.random.default_rng(0).standard_normal((20000, 1024)).astype(dtype)
+
+    def time_sketch(self, operator, dtype):
         self.fm.sketch(self.X)

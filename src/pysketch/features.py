@@ -485,8 +485,9 @@ class QuadraticMap(_KernelMap):
     Sensitivities of the sum on the ball ||x - c|| <= R ([P] Lemmas 9 and 13, Table 1;
     notes seed000 sec. 2.3): L1 = R^2 ||Omega||_2^2 (exact), L2 = R^2 S4(Omega) <= R^2
     ||Omega||_2 max_j ||omega_j|| (Riesz-Thorin, thesis (8.9)), both from the operator's
-    certified bounds (`gram_norm_bound`, `column_norm_bound`); the same for add/remove and
-    replace (Phi >= 0, Phi(0) = 0); times m / r with r features per record.
+    certified bounds (`gram_norm_bound`, `column_norm_bound`), for add/remove; twice (L1)
+    and sqrt(2) times (L2) that for replace (not the same, as [P] Table 1 states: see
+    `_sensitivity`); times m / r with r features per record.
     """
 
     kind = "quadratic"
@@ -528,6 +529,12 @@ class QuadraticMap(_KernelMap):
         if self.data_norm is None:
             return 0
         norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+        huge = ~np.isfinite(norms)
+        if huge.any():  # ||x||^2 overflowed (finite records above ~1e154): scale them first
+            H = X[huge].astype(np.float64)
+            top = np.max(np.abs(H), axis=1)
+            H /= top[:, None]
+            norms[huge] = top * np.sqrt(np.einsum("ij,ij->i", H, H))
         over = norms > self.data_norm
         k = int(np.count_nonzero(over))
         if k:
@@ -576,7 +583,14 @@ class QuadraticMap(_KernelMap):
         op = self.operator
         gram = op.gram_norm_bound()
         base = gram if norm == 1 else math.sqrt(gram * op.column_norm_bound())
-        # Phi >= 0 and Phi(0) = 0 with 0 in the ball: replace is no worse than add/remove ([P] Table 1)
+        if neighbouring == "replace":
+            # sup ||Phi(x) - Phi(y)||: for features >= 0, ||a - b||_1 <= ||a||_1 + ||b||_1 and
+            # ||a - b||_2^2 <= ||a||_2^2 + ||b||_2^2, so 2x (L1) and sqrt(2)x (L2) the add/remove
+            # value, both attained by x = omega_1, y = omega_2 of one orthonormal basis (the sums
+            # move by e_1 - e_2). Erratum: [P] Table 1 and the thesis give replace = add/remove
+            # "since Phi >= 0 and Phi(0) = 0", which bounds it from below only
+            # (tests/test_quadratic.py shows the counterexample and audits it).
+            base *= 2.0 if norm == 1 else math.sqrt(2.0)
         return data_norm ** 2 * (self.m / r) * base
 
     def get_state(self):

@@ -20,8 +20,8 @@ map                L1, add/remove    L1, replace        L2, add/remove     L2, r
 =================  ================  =================  =================  ==================
 Fourier            sqrt(2) m         2 sqrt(2) m        sqrt(m)            2 sqrt(m)
  (r of m)          sqrt(2) m         2 sqrt(2) m        m / sqrt(r)        2 m / sqrt(r)
-quadratic, |x|<=R  R^2 |Omega|_2^2   R^2 |Omega|_2^2    R^2 S4(Omega)      R^2 S4(Omega)
- (r of m)          R^2 (m/r)|Om|^2   same               R^2 (m/r) S4       same
+quadratic, |x|<=R  R^2 |Omega|_2^2   2 R^2 |Omega|_2^2  R^2 S4(Omega)      sqrt(2) R^2 S4
+ (r of m)          R^2 (m/r)|Om|^2   2x that            R^2 (m/r) S4       sqrt(2)x that
 =================  ================  =================  =================  ==================
 
 Fourier maps ('complex', 'real', 'quantized'): [P] Lemma 7 (L1, equality for
@@ -36,7 +36,11 @@ rounding error, so it is a certified upper bound, never the under-estimate of a 
 iteration, notes pitfall 12) and Lemma 13 (L2 = R^2 S4(Omega), NP-hard; bounded above by
 Riesz-Thorin, S4^2 <= ||Omega||_2^2 max_j ||omega_j||^2, thesis eq. (8.9); lower bounds
 would not be private, notes pitfall 13); pysketch.features.QuadraticMap states them,
-with the bounds ``quadratic_spectral_bound`` and ``quadratic_s4_bound``. With subsampling, sup over masks of
+with the bounds ``quadratic_spectral_bound`` and ``quadratic_s4_bound``. Replace: [P] Table 1
+gives the add/remove values ("Phi >= 0 and Phi(0) = 0"), which is wrong: x = omega_1 and
+y = omega_2 of one orthonormal basis move the sum by e_1 - e_2 (L1 = 2, L2 = sqrt 2 at R = 1);
+for features >= 0 the replace values are at most 2x (L1) and sqrt(2)x (L2) the add/remove
+ones (tests/test_quadratic.py). With subsampling, sup over masks of
 ||Omega_h||_2 <= ||Omega||_2 (a sub-matrix), so the (m/r) bounds above hold.
 """
 
