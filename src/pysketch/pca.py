@@ -83,7 +83,8 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
     components_ : (k, d) orthonormal rows, by decreasing explained variance
     explained_variance_ : (k,) the variance along each component, from the sketch (the
         population variance, divided by n, unlike scikit-learn's n - 1)
-    explained_variance_ratio_ : (k,) explained_variance_ / total_variance_
+    explained_variance_ratio_ : (k,) explained_variance_ / total_variance_ (or / the fitted
+        model's total, components plus floor, when that is larger: noisy sketches)
     total_variance_ : tr(C) estimated from the sketch (exact for orthonormal bases)
     noise_variance_ : the isotropic floor s of the fit (the average variance outside the
         components, as scikit-learn's noise_variance_)
@@ -327,7 +328,11 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         self.explained_variance_ = sol.variances
         total = sol.total_variance
         self.total_variance_ = total
-        self.explained_variance_ratio_ = sol.variances / total if total > 0 else np.full(k, np.nan)
+        # the fitted model's own total (components plus the floor in the other d - k
+        # directions) when it exceeds the sketch's estimate (noisy sketches): ratios sum to <= 1
+        model_total = float(sol.variances.sum()) + (problem.d - k) * sol.floor
+        denom = max(total, model_total)
+        self.explained_variance_ratio_ = sol.variances / denom if denom > 0 else np.full(k, np.nan)
         self.noise_variance_ = sol.floor
         self.mean_ = mean
         self.n_components_ = k
