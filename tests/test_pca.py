@@ -338,3 +338,17 @@ def test_transform_checks_and_not_fitted():
         est.inverse_transform(np.zeros((3, 4)))
     with pytest.raises(TypeError, match="Sketch"):
         est.fit_sketch(X)
+
+
+def test_float32_sketches_decode_in_their_own_precision_to_the_same_subspace():
+    # the problem uses the map's operator as it is (no float64 copy); products in float32,
+    # residuals in float64: the subspace agrees with the float64 decode to about 1e-5
+    X = low_rank(3000, 64, 3, seed=8)
+    P = {}
+    for dt in (np.float32, np.float64):
+        sk = quadratic_sketch(X, 10 * 3 * 64, operator="r3", dtype=dt)
+        pb = SubspaceProblem.from_sketch(sk)
+        assert pb.operator is sk.feature_map.operator
+        U = BurerMonteiro().decode(pb, 3, random_state=0).components
+        P[dt] = U.T @ U
+    assert np.abs(P[np.float32] - P[np.float64]).max() < 1e-4

@@ -406,8 +406,8 @@ class StructuredOperator(FrequencyOperator):
         blocks = -(-m // dp)
         width = blocks * dp
 
-        def signs():
-            return (2 * rng.integers(0, 2, size=width, dtype=np.int8) - 1).astype(np.float64)
+        def signs():  # +-1, exact in either dtype (drawn in it: a float64 copy of each is m floats more)
+            return (2 * rng.integers(0, 2, size=width, dtype=np.int8) - 1).astype(dt)
 
         a = signs()
         b = signs() if kind != "fastfood" else rng.standard_normal(width)
@@ -547,8 +547,13 @@ class StructuredOperator(FrequencyOperator):
         first d coordinates count and the identity is sketched (the base class)."""
         if self.d != self.d_p:
             return super().column_sq_norms()
-        post, _, rows = self._block_factors()
-        return ((post * post) * rows[:, None]).reshape(-1)[: self.m].copy()
+        dp = self.d_p
+        # the rows' squared norms of `_block_factors` without its copies of every diagonal
+        g = (self.b if self.kind == "fastfood" else self.c).reshape(self.blocks, dp)
+        rows = np.einsum("ij,ij->i", g, g, dtype=np.float64) * (dp if self.kind == "fastfood" else dp * dp)
+        out = np.square(self.post[: self.m], dtype=np.float64)
+        out *= np.repeat(rows, dp)[: self.m]
+        return out
 
     def _columns(self, start, stop):
         dp = self.d_p

@@ -27,17 +27,17 @@ import numpy as np
 from .._random import as_generator
 from .._threads import blas_single_thread
 from .._state import FEATURE_MAPS
-from ..operators import FrequencyOperator
 from .base import DECODERS, Decoder
 
 __all__ = ["BurerMonteiro", "SubspaceProblem", "SubspaceSolution", "lbfgs"]
 
-#: Frequencies per range of the objective: at most this many floats of P = Omega^T U at once.
-_CHUNK_FLOATS = 1 << 22
+#: Frequencies per range of the objective: at most this many floats (8 MiB) of P = Omega^T U at once.
+_CHUNK_FLOATS = 1 << 20
 
 
 class SubspaceProblem:
-    """What the subspace decoders match: the operator (in float64), the target
+    """What the subspace decoders match: the map's operator (products in its dtype, sums in
+    float64), the target
     z_j = omega_j^T C omega_j (`FeatureMap.second_moments` of the sketch's mean), the
     squared frequency norms w_j = ||omega_j||^2, the map's centre (C is about it) and the
     noise of a private release (variance per coordinate of the mean)."""
@@ -51,8 +51,9 @@ class SubspaceProblem:
         if not (isinstance(noise_variance, (int, float, np.floating)) and not isinstance(noise_variance, bool)
                 and math.isfinite(noise_variance) and noise_variance >= 0):
             raise ValueError(f"noise_variance must be a finite number >= 0, got {noise_variance!r}")
-        meta, arrays = feature_map.operator.get_state()
-        self.operator = FrequencyOperator.from_state(dict(meta, dtype="float64"), arrays)
+        # the map's own operator, in its own precision (no copy: at d = 2^15, m = 2kd a float64
+        # copy of a float32 R3 operator measured +100 MB); the residuals and sums are float64
+        self.operator = feature_map.operator
         self.z = z
         self.d = feature_map.d
         self.m = feature_map.m
@@ -89,22 +90,23 @@ class SubspaceProblem:
     def objective(self, U, s):
         """F = ||M(U U^T + s I) - z||^2 / ||z||^2 with its gradients in U (d x k) and in s."""
         d, k = U.shape
-        Ut = np.ascontiguousarray(U.T)
+        dt = self.operator.dtype
+        Ut = np.ascontiguousarray(U.T, dtype=dt)
         G = np.zeros((k, d))
+        g = np.empty((k, d), dt)
         F = 0.0
         gs = 0.0
         for start, op in self.ranges(k):
             mc = op.m
-            P = np.empty((k, mc))
+            P = np.empty((k, mc), dt)
             op._apply(Ut, P)
-            e = np.einsum("ij,ij->j", P, P)
+            e = np.einsum("ij,ij->j", P, P, dtype=np.float64)
             w = self.w[start : start + mc]
             e += s * w
             e -= self.z[start : start + mc]
             F += float(e @ e)
             gs += float(e @ w)
-            P *= e
-            g = np.empty((k, d))
+            P *= e.astype(dt, copy=False)
             op._adjoint(P, g)
             G += g
         scale = self.scale()
@@ -164,8 +166,9 @@ class BurerMonteiro(Decoder):
         trace = problem.total_variance()
         if trace <= 0:
             trace = 1.0  # an all-zero sketch: any start; the fit returns U ~ 0
-        # L-BFGS's memory is about 2 maxcor (kd) floats: fewer corrections for large problems
-        maxcor = 10 if k * d <= 1 << 18 else 5
+        # L-BFGS keeps 2 maxcor vectors of kd floats: fewer corrections for large problems
+        # (d = 2^15, k = 20: 3 corrections are 31 MB)
+        maxcor = 10 if k * d <= 1 << 18 else 3
         best = None
         for restart in range(int(n_init)):
             U0 = rng.standard_normal((d, k))
