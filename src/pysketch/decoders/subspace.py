@@ -87,8 +87,9 @@ class SubspaceProblem:
             self._ranges = (k, self.operator.column_ranges(max(1, _CHUNK_FLOATS // max(k, 1))))
         return self._ranges[1]
 
-    def objective(self, U, s):
-        """F = ||M(U U^T + s I) - z||^2 / ||z||^2 with its gradients in U (d x k) and in s."""
+    def objective(self, U, s, out=None):
+        """F = ||M(U U^T + s I) - z||^2 / ||z||^2 with its gradients in U (d x k; written into
+        `out` when given) and in s."""
         d, k = U.shape
         dt = self.operator.dtype
         Ut = np.ascontiguousarray(U.T, dtype=dt)
@@ -110,7 +111,10 @@ class SubspaceProblem:
             op._adjoint(P, g)
             G += g
         scale = self.scale()
-        return F / scale, (4.0 / scale) * G.T, 2.0 * gs / scale
+        if out is None:
+            out = np.empty((d, k))
+        np.multiply(G.T, 4.0 / scale, out=out)
+        return F / scale, out, 2.0 * gs / scale
 
     def scale(self):
         return max(float(self.z @ self.z), 1e-300)
@@ -172,10 +176,11 @@ class BurerMonteiro(Decoder):
         best = None
         for restart in range(int(n_init)):
             U0 = rng.standard_normal((d, k))
-            U0 *= math.sqrt(0.5 * trace / float(np.sum(U0 * U0)))
+            U0 *= math.sqrt(0.5 * trace / float(np.einsum("ij,ij->", U0, U0)))
             t0 = math.sqrt(0.5 * trace / d) if self.floor else 0.0
             with blas_single_thread():  # level-1 BLAS on long vectors: threads only spin (_threads.py)
                 x, F, nit = self._run(problem, U0, t0, maxcor)
+            del U0
             if best is None or F < best[1]:
                 best = (x, F, nit, restart)
         x, F, nit, restart = best
@@ -200,13 +205,14 @@ class BurerMonteiro(Decoder):
         def fun(x):
             U = x[:n].reshape(d, k)
             t = x[n] if floor else 0.0
-            F, gU, gs = problem.objective(U, t * t)
             g = np.empty_like(x)
-            g[:n] = gU.ravel()
+            F, _, gs = problem.objective(U, t * t, out=g[:n].reshape(d, k))
             g[n] = 2.0 * t * gs if floor else 0.0
             return F, g
 
-        x0 = np.concatenate([U0.ravel(), [t0]])
+        x0 = np.empty(n + 1)
+        x0[:n] = U0.ravel()
+        x0[n] = t0
         # float32 products: F carries relative rounding of about 1e-7, so decreases below
         # 10 eps32 |F| are noise (without this rule a d = 2^15 decode ran to max_iter)
         rtol = 10 * float(np.finfo(np.float32).eps) if problem.operator.dtype == np.float32 else 0.0
@@ -220,7 +226,7 @@ def lbfgs(fun, x0, *, max_iter=1000, memory=10, ftol=1e-12, gtol=1e-14, rtol=0.0
     (c1 = 1e-4; quadratic interpolation, steps shrunk to [0.1, 0.5] of the last). A pair
     (s, y) is kept only when s^T y > 1e-12 ||s|| ||y|| (so H stays positive definite).
     Stops when (f_k - f_k+1) / max(|f_k|, |f_k+1|, 1) <= ftol (scipy's L-BFGS-B rule) or
-    f_k - f_k+1 <= rtol |f_k+1| (a decrease within f's own rounding),
+    f_k - f_k+1 <= rtol |f_k+1| ten times in a row (decreases within f's own rounding),
     when max |grad| <= gtol, when no step decreases f, or after max_iter iterations.
     Returns (x, f, iterations). Its own cost is O(memory * len(x)) per iteration: scipy's
     L-BFGS-B measured 10-30 ms per iteration at 10^4 variables here (issue 16 note)."""
@@ -228,6 +234,7 @@ def lbfgs(fun, x0, *, max_iter=1000, memory=10, ftol=1e-12, gtol=1e-14, rtol=0.0
     f, g = fun(x)
     S, Y, rho = [], [], []
     it = 0
+    small = 0
     for it in range(1, max_iter + 1):
         if not np.max(np.abs(g)) > gtol:
             break
@@ -241,11 +248,13 @@ def lbfgs(fun, x0, *, max_iter=1000, memory=10, ftol=1e-12, gtol=1e-14, rtol=0.0
         if S:
             q *= float(S[-1] @ Y[-1]) / float(Y[-1] @ Y[-1])
         else:
-            q *= 1.0 / max(float(np.linalg.norm(g)), 1e-300)  # first step of unit length
+            # first step: 1% of ||x|| (of unit length from x = 0)
+            q *= max(0.01 * float(np.linalg.norm(x)), 1.0 if not x.any() else 0.0) / max(float(np.linalg.norm(g)),
+                                                                                           1e-300)
         for (s_i, y_i, r_i), a in zip(zip(S, Y, rho), reversed(alphas)):
             b = r_i * float(y_i @ q)
             q += (a - b) * s_i
-        p = -q
+        p = np.negative(q, out=q)
         slope = float(g @ p)
         if not slope < 0:  # not a descent direction (rounding): restart from the gradient
             S, Y, rho = [], [], []
@@ -253,7 +262,8 @@ def lbfgs(fun, x0, *, max_iter=1000, memory=10, ftol=1e-12, gtol=1e-14, rtol=0.0
             slope = float(g @ p)
         t = 1.0
         for _ in range(40):
-            x_new = x + t * p
+            x_new = np.multiply(p, t)
+            x_new += x
             f_new, g_new = fun(x_new)
             if f_new <= f + 1e-4 * t * slope:
                 break
@@ -275,6 +285,9 @@ def lbfgs(fun, x0, *, max_iter=1000, memory=10, ftol=1e-12, gtol=1e-14, rtol=0.0
                 rho.pop(0)
         decrease = f - f_new
         x, f, g = x_new, f_new, g_new
-        if decrease <= ftol * max(abs(f), abs(f + decrease), 1.0) or decrease <= rtol * abs(f):
+        if decrease <= ftol * max(abs(f), abs(f + decrease), 1.0):
+            break
+        small = small + 1 if decrease <= rtol * abs(f) else 0
+        if small >= 10:
             break
     return x, float(f), it
