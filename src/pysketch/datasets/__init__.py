@@ -2,7 +2,8 @@
 
 - :mod:`pysketch.datasets._synthetic`: the generators of the benchmark mixtures
   (:func:`make_gmm`, :func:`make_blobs_gaussian_centers`, :func:`make_gmm_diag`,
-  :func:`gmm_stream`); needs nothing beyond numpy.
+  :func:`gmm_stream`) and of the low-rank data of compressive PCA (:func:`make_low_rank`,
+  :func:`low_rank_stream`); needs nothing beyond numpy.
 - :mod:`pysketch.datasets._real`: loaders of real data sets read from files installed with
   other packages (:func:`load_real_dataset` and one ``load_*`` function per data set, see
   :data:`REAL_DATASETS`), each returned as a :class:`RealDataset`: float64 records and a
@@ -25,10 +26,13 @@ from ._real import (
 from ._synthetic import (
     WEIGHTS_SUM_TOL,
     GMMStream,
+    LowRankStream,
     gmm_stream,
+    low_rank_stream,
     make_blobs_gaussian_centers,
     make_gmm,
     make_gmm_diag,
+    make_low_rank,
 )
 
 # The private helpers of the former single module pysketch.datasets, kept importable from
@@ -48,6 +52,7 @@ from ._synthetic import (  # noqa: F401
 
 __all__ = [
     "GMMStream",
+    "LowRankStream",
     "REAL_DATASETS",
     "RealDataset",
     "gmm_stream",
@@ -59,7 +64,9 @@ __all__ = [
     "load_real_dataset",
     "load_us_cities",
     "load_world_cities",
+    "low_rank_stream",
     "make_blobs_gaussian_centers",
     "make_gmm",
     "make_gmm_diag",
+    "make_low_rank",
 ]

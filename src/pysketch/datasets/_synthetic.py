@@ -36,6 +36,8 @@ Functions:
 - :func:`gmm_stream`: batches of model (4.5) from one fixed mixture, generated on demand
   with stored seeds (memory independent of the total number of records; re-iterable,
   giving the same batches every time).
+- :func:`make_low_rank` and :func:`low_rank_stream`: the low-rank data of the
+  compressive PCA experiment (thesis Fig. 9.7), in memory or as re-iterable batches.
 
 Randomness: ``random_state`` follows scikit-learn (see :func:`pysketch._random.as_generator`).
 The draws are made in a fixed order: the mixture parameters first (centers, then
@@ -54,10 +56,13 @@ from .._random import as_generator
 
 __all__ = [
     "GMMStream",
+    "LowRankStream",
     "gmm_stream",
+    "low_rank_stream",
     "make_blobs_gaussian_centers",
     "make_gmm",
     "make_gmm_diag",
+    "make_low_rank",
 ]
 
 #: Tolerance on |sum(weights) - 1| for user-given mixture weights.
@@ -582,3 +587,271 @@ def gmm_stream(
     params = _draw_isotropic_mixture(rng, k, d, scales, w)
     entropy = [int(v) for v in rng.integers(0, 2**32, size=4, dtype=np.uint64)]
     return GMMStream(batch_size, n_batches, params, entropy, return_labels)
+
+
+# ---------------------------------------------------------------------------------------
+# Low-rank data (compressive PCA)
+# ---------------------------------------------------------------------------------------
+
+#: The dtypes the low-rank generators return.
+_LOW_RANK_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _low_rank_block_rows(d):
+    """Records per generation block: a function of d alone (about 2 MB of float64 per
+    block, at most 1024 rows), so that make_low_rank and every low_rank_stream, whatever
+    its batch_size, make the same records from the same seed."""
+    return max(1, min(1024, (1 << 18) // d))
+
+
+def _check_nu(nu):
+    if isinstance(nu, (bool, np.bool_)) or not isinstance(nu, numbers.Real) or not (
+            math.isfinite(nu) and nu >= 0):
+        raise ValueError(f"nu must be a finite real number >= 0; got {nu!r}")
+    return float(nu)
+
+
+def _check_float_dtype(dtype):
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise ValueError(f"dtype must be numpy.float32 or numpy.float64; got {dtype!r}") from exc
+    if dt not in _LOW_RANK_DTYPES:
+        raise ValueError(f"dtype must be numpy.float32 or numpy.float64; got {dtype!r}")
+    return dt
+
+
+def _low_rank_args(n, d, k, nu, dtype):
+    n = _check_int(n, "n")
+    d = _check_int(d, "d")
+    k = _check_int(k, "k")
+    if k > d:
+        raise ValueError(f"k must be <= d (the rank cannot exceed the dimension); got k={k}, d={d}")
+    return n, d, k, _check_nu(nu), _check_float_dtype(dtype)
+
+
+def _low_rank_model(d, k, random_state):
+    """The basis B (d, k), i.i.d. N(0, 1) (the first draws of random_state), and the 128
+    bits of entropy of the records' blocks (the next draws)."""
+    rng = as_generator(random_state)
+    basis = rng.standard_normal((d, k))
+    entropy = [int(v) for v in rng.integers(0, 2**32, size=4, dtype=np.uint64)]
+    return basis, entropy
+
+
+def _low_rank_block(basis, noise, entropy, index, rows):
+    """Block `index` of the records before normalisation, y = B c + noise * eta (float64,
+    shape (rows, d)): drawn from the index-th child of the entropy's seed sequence, the
+    codes c (rows, k) first, then eta (rows, d)."""
+    rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(index,)))
+    codes = rng.standard_normal((rows, basis.shape[1]))
+    Y = rng.standard_normal((rows, basis.shape[0]))
+    Y *= noise
+    Y += codes @ basis.T
+    return Y
+
+
+def _row_norms(X):
+    """Euclidean norms of the rows, summed in float64 whatever the dtype of X."""
+    return np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+
+
+def _low_rank_rows(start, stop, basis, noise, entropy):
+    """Records start..stop-1 before normalisation (float64), assembled from the blocks
+    that hold them."""
+    d = basis.shape[0]
+    rows = _low_rank_block_rows(d)
+    out = np.empty((stop - start, d))
+    for j in range(start // rows, (stop - 1) // rows + 1):
+        first = j * rows
+        Y = _low_rank_block(basis, noise, entropy, j, rows)
+        lo, hi = max(start, first), min(stop, first + rows)
+        out[lo - start:hi - start] = Y[lo - first:hi - first]
+    return out
+
+
+def _low_rank_max_norm(n, basis, noise, entropy):
+    """max_i ||y_i||_2 over the n records, block by block (memory: one block)."""
+    rows = _low_rank_block_rows(basis.shape[0])
+    best = 0.0
+    for j in range((n - 1) // rows + 1):
+        Y = _low_rank_block(basis, noise, entropy, j, rows)
+        best = max(best, float(_row_norms(Y[:min(rows, n - j * rows)]).max()))
+    return best
+
+
+def _into_unit_ball(Y, max_norm, dtype):
+    """x = y / max_norm in `dtype`, every row of norm <= 1 (computed in float64): the
+    division puts the largest row on the sphere up to rounding, and a row that rounding
+    left above 1 (by a few ulps) is scaled to just inside it."""
+    if max_norm > 0:
+        Y /= max_norm
+    X = Y.astype(dtype, copy=False)
+    eps = float(np.finfo(dtype).eps)
+    for _ in range(4):
+        norms = _row_norms(X)
+        over = norms > 1.0
+        if not over.any():
+            break
+        X[over] *= ((1.0 - 4.0 * eps) / norms[over])[:, None].astype(dtype)
+    return X
+
+
+def make_low_rank(n, d, k, *, nu=0.05, random_state=None, dtype=np.float64):
+    r"""Low-rank records in the unit ball: the data of the thesis' Fig. 9.7 (compressive PCA).
+
+    Chatalic (2020, sec. 9.3; notes seed000 sec. 7, "Fig. 9.7"):
+
+    .. math::
+
+        y_i = B c_i + \nu k \, \eta_i, \qquad x_i = y_i / \max_j \|y_j\|_2,
+
+    with :math:`B \in \mathbb{R}^{d \times k}` i.i.d. N(0, 1) (one basis for all records),
+    :math:`c_i \sim \mathcal{N}(0, I_k)` and :math:`\eta_i \sim \mathcal{N}(0, I_d)`
+    i.i.d. So every record lies in the unit ball and the longest one on the sphere (up to
+    rounding: its norm is within a few ulps of 1, never above). Before the normalisation,
+    :math:`E[y y^T] = B B^T + (\nu k)^2 I_d`: rank k plus isotropic noise, and the top-k
+    eigenvalues carry about :math:`1 / (1 + \nu^2 k)` of the trace (tr BB^T ~ dk), 0.9877
+    for nu = 0.05, k = 5. The normalisation by the data's own maximum is part of the
+    model (the thesis' preprocessing), not a privacy-accounted step.
+
+    Parameters
+    ----------
+    n, d, k : int >= 1
+        Records, dimension, rank (k <= d).
+    nu : float >= 0, default 0.05
+        Noise level (the noise standard deviation per coordinate is nu * k).
+    random_state : None, int, numpy.random.Generator, ...
+        See :func:`pysketch._random.as_generator`. Draw order: B, then 128 bits of
+        entropy; the records are made in blocks of a fixed number of rows (a function of d
+        only), block j from the j-th child of that entropy's seed sequence (c, then eta).
+        So the same seed gives the same records as :func:`low_rank_stream` with any
+        batch_size, and the same first records for every n (the normalisation by the
+        maximum depends on n).
+    dtype : numpy.float32 or numpy.float64, default float64
+        The records are drawn and normalised in float64, then converted (and any row that
+        the conversion pushed above norm 1 is brought back inside).
+
+    Returns
+    -------
+    X : ndarray of shape (n, d)
+
+    Memory: the (n, d) float64 records (plus the result when dtype is float32), one block
+    and B. For data larger than memory use :func:`low_rank_stream`.
+
+    Examples
+    --------
+    >>> X = make_low_rank(500, 20, 3, random_state=0)
+    >>> X.shape, bool(abs(np.linalg.norm(X, axis=1).max() - 1) < 1e-12)
+    ((500, 20), True)
+    """
+    n, d, k, nu, dt = _low_rank_args(n, d, k, nu, dtype)
+    basis, entropy = _low_rank_model(d, k, random_state)
+    noise = nu * k
+    Y = _low_rank_rows(0, n, basis, noise, entropy)
+    max_norm = _low_rank_max_norm(n, basis, noise, entropy) if n else 0.0
+    return _into_unit_ball(Y, max_norm, dt)
+
+
+class LowRankStream:
+    """Batches of the low-rank records of :func:`make_low_rank`, made on demand.
+
+    Made by :func:`low_rank_stream`; see there. Iterating gives a new generator of the
+    ``n_batches`` batches (the last one shorter when batch_size does not divide n), the
+    same ones every time; :meth:`batch` makes any one batch on its own.
+
+    Attributes
+    ----------
+    n, d, k, batch_size, n_batches : int
+    nu : float
+    dtype : numpy.dtype
+    basis : ndarray (d, k)
+        The basis B of the model (before the normalisation by the maximum norm).
+    max_norm : float
+        max_i ||y_i||_2, found by a first pass over the records (made again from their
+        seeds, one block at a time) the first time it is needed, then kept.
+    """
+
+    def __init__(self, n, batch_size, nu, basis, entropy, dtype):
+        self.n = n
+        self.d, self.k = basis.shape
+        self.nu = nu
+        self.batch_size = batch_size
+        self.n_batches = (n + batch_size - 1) // batch_size
+        self.dtype = dtype
+        self.basis = basis
+        self._entropy = entropy
+        self._max_norm = None
+
+    @property
+    def max_norm(self):
+        if self._max_norm is None:
+            self._max_norm = _low_rank_max_norm(self.n, self.basis, self.nu * self.k, self._entropy)
+        return self._max_norm
+
+    def __len__(self):
+        return self.n_batches
+
+    def __iter__(self):
+        for i in range(self.n_batches):
+            yield self.batch(i)
+
+    def batch(self, index):
+        """Batch number `index` (0 <= index < n_batches): records index * batch_size up
+        to the next batch's first, as an array of shape (rows, d) and the stream's dtype."""
+        index = _check_int(index, "index", minimum=0)
+        if index >= self.n_batches:
+            raise IndexError(f"index must be < n_batches={self.n_batches}; got {index}")
+        start = index * self.batch_size
+        stop = min(self.n, start + self.batch_size)
+        max_norm = self.max_norm
+        Y = _low_rank_rows(start, stop, self.basis, self.nu * self.k, self._entropy)
+        return _into_unit_ball(Y, max_norm, self.dtype)
+
+    def __repr__(self):
+        return (f"LowRankStream(n={self.n}, d={self.d}, k={self.k}, nu={self.nu!r}, "
+                f"batch_size={self.batch_size}, dtype={self.dtype.name})")
+
+
+def low_rank_stream(n, d, k, *, nu=0.05, batch_size=1000, random_state=None, dtype=np.float32):
+    """The records of :func:`make_low_rank` as a re-iterable stream of batches.
+
+    For data that do not fit in memory (the thesis' Fig. 9.7 runs d = 2^15): the basis B
+    and 128 bits of entropy are drawn from `random_state` exactly as in make_low_rank,
+    and each batch is made from the seeds of the blocks that hold its records. The
+    maximum norm max_i ||y_i|| that puts the records in the unit ball is found by a first
+    pass over the blocks (made, measured and dropped) when the first batch is asked for.
+    Memory: O(batch_size * d + d * k) (one batch, one block of at most 1024 rows and
+    about 2 MB, and B).
+
+    The stream and make_low_rank give the same numbers: with the same `random_state` and
+    dtype, concatenating the batches gives ``make_low_rank(n, d, k, nu=nu,
+    random_state=random_state, dtype=dtype)`` exactly, for every batch_size (the record
+    blocks do not depend on it). A ``random_state`` Generator is advanced by the draws of
+    B and the entropy, as in make_low_rank.
+
+    Parameters
+    ----------
+    n, d, k, nu
+        As in :func:`make_low_rank`.
+    batch_size : int >= 1, default 1000
+        Records per batch (the last batch holds the rest).
+    random_state : None, int, numpy.random.Generator, ...
+        With None, fresh OS entropy drawn once: the stream is still the same on every
+        iteration.
+    dtype : numpy.float32 or numpy.float64, default float32
+
+    Returns
+    -------
+    LowRankStream
+
+    Examples
+    --------
+    >>> stream = low_rank_stream(2500, 64, 4, batch_size=1000, random_state=0)
+    >>> [len(X) for X in stream]
+    [1000, 1000, 500]
+    """
+    n, d, k, nu, dt = _low_rank_args(n, d, k, nu, dtype)
+    batch_size = _check_int(batch_size, "batch_size")
+    basis, entropy = _low_rank_model(d, k, random_state)
+    return LowRankStream(n, batch_size, nu, basis, entropy, dt)
