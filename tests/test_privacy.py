@@ -34,6 +34,17 @@ def test_analytic_gaussian_reference_values(eps, delta, sigma):
     assert analytic_gaussian_sigma(eps, delta, 7.0) == pytest.approx(7.0 * s, rel=1e-12)
 
 
+@pytest.mark.parametrize("eps", [20.0, 50.0, 100.0, 1000.0])
+def test_analytic_gaussian_large_epsilon(eps):
+    # delta underflows at the solver's first brackets (epsilon = 20, sigma = e: delta ~
+    # e^-1460); it used to raise "math domain error". The root still gives delta to 1e-9,
+    # and sigma decreases with epsilon.
+    s = analytic_gaussian_sigma(eps, 1e-6)
+    got = analytic_gaussian_delta(s, eps)
+    assert 1e-6 * (1 - 1e-9) <= got <= 1e-6
+    assert s < analytic_gaussian_sigma(eps / 2, 1e-6)
+
+
 def test_classical_gaussian_is_looser_and_only_for_small_epsilon():
     for eps in (0.01, 0.1, 0.5, 0.9):
         assert classical_gaussian_sigma(eps, 1e-6) > analytic_gaussian_sigma(eps, 1e-6)

@@ -223,10 +223,17 @@ def analytic_gaussian_delta(sigma, epsilon, sensitivity=1.0):
               - e^{\varepsilon}\,\Phi\Big(-\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\Big)
 
     computed in logarithms (no cancellation for tiny delta)."""
+    return math.exp(_log_analytic_delta(sigma, epsilon, sensitivity))
+
+
+def _log_analytic_delta(sigma, epsilon, sensitivity):
+    """log of analytic_gaussian_delta, finite where delta itself underflows (large epsilon
+    sigma: at epsilon = 20, sigma = e, delta ~ e^-1460); -inf where delta <= 0 in rounding."""
     a = sensitivity / (2.0 * sigma) - epsilon * sigma / sensitivity
     b = -sensitivity / (2.0 * sigma) - epsilon * sigma / sensitivity
-    la, lb = special.log_ndtr(a), special.log_ndtr(b)
-    return float(-np.exp(la) * np.expm1(epsilon + lb - la))
+    la, lb = float(special.log_ndtr(a)), float(special.log_ndtr(b))
+    t = epsilon + lb - la
+    return la + math.log(-math.expm1(t)) if t < 0 else -math.inf
 
 
 def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
@@ -244,7 +251,8 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
     sensitivity = _check_sensitivity(sensitivity)
 
     def excess(log_s):
-        return math.log(analytic_gaussian_delta(math.exp(log_s), epsilon, 1.0)) - math.log(delta)
+        # clamped far below the target (same sign) so that the solver never sees -inf
+        return max(_log_analytic_delta(math.exp(log_s), epsilon, 1.0) - math.log(delta), -1e4)
 
     lo, hi = -1.0, 1.0
     while excess(lo) < 0:
