@@ -248,9 +248,7 @@ def lbfgs(fun, x0, *, max_iter=1000, memory=10, ftol=1e-12, gtol=1e-14, rtol=0.0
         if S:
             q *= float(S[-1] @ Y[-1]) / float(Y[-1] @ Y[-1])
         else:
-            # first step: 1% of ||x|| (of unit length from x = 0)
-            q *= max(0.01 * float(np.linalg.norm(x)), 1.0 if not x.any() else 0.0) / max(float(np.linalg.norm(g)),
-                                                                                           1e-300)
+            q *= 1.0 / max(float(np.linalg.norm(g)), 1e-300)  # first step of unit length
         for (s_i, y_i, r_i), a in zip(zip(S, Y, rho), reversed(alphas)):
             b = r_i * float(y_i @ q)
             q += (a - b) * s_i
