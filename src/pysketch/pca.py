@@ -68,8 +68,9 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         Share of (epsilon, delta) spent on the private mean when centre is None.
     n_init : int, default 3
         Decoder starts (the best residual is kept).
-    max_iter : int, default 1000
-        L-BFGS iterations per start.
+    max_iter : int, default 3000
+        L-BFGS iterations per start (d = 2^15, k = 20, m = 2kd converged in 1984; d <= 8192
+        in 200-500).
     random_state : None, int or Generator
         Draws the frequencies and the decoder's starts (public). Never the noise.
     accountant : BudgetAccountant (pysketch or diffprivlib), optional
@@ -107,7 +108,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, n_components=None, *, sketch_size=None, operator="auto", epsilon=None, delta=0.0,
-                 neighbouring="add_remove", data_norm=None, centre=None, mean_share=0.2, n_init=3, max_iter=1000,
+                 neighbouring="add_remove", data_norm=None, centre=None, mean_share=0.2, n_init=3, max_iter=3000,
                  random_state=None, accountant=None, batch_size=None, dtype=np.float64):
         self.n_components = n_components
         self.sketch_size = sketch_size

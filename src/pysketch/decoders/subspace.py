@@ -142,8 +142,9 @@ class BurerMonteiro(Decoder):
 
     Parameters
     ----------
-    max_iter : int, default 1000
-        L-BFGS iterations per start.
+    max_iter : int, default 3000
+        L-BFGS iterations per start (d = 2^15, k = 20, m = 2kd, n = 10^4 converged in 1984;
+        1000 left captured variance 0.52-0.87).
     tol : float, default 1e-12
         Relative change of the objective at which a start stops.
     floor : bool, default True
@@ -155,7 +156,7 @@ class BurerMonteiro(Decoder):
     atoms = ()
     decodes_private = True
 
-    def __init__(self, *, max_iter=1000, tol=1e-12, floor=True):
+    def __init__(self, *, max_iter=3000, tol=1e-12, floor=True):
         self.max_iter = int(max_iter)
         self.tol = float(tol)
         self.floor = bool(floor)
