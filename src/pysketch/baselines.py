@@ -344,6 +344,17 @@ class _NoisyCovariancePCA(_SecondMomentPCA):
 
     _delta_positive = False
 
+    # pure-epsilon baselines' parameters (AnalyzeGaussPCA adds delta)
+    def __init__(self, n_components, epsilon, *, data_norm=1.0, neighbouring="add_remove",
+                 count_share=COUNT_SHARE, accountant=None, insecure_seed=None):
+        self.n_components = n_components
+        self.epsilon = epsilon
+        self.data_norm = data_norm
+        self.neighbouring = neighbouring
+        self.count_share = count_share
+        self.accountant = accountant
+        self.insecure_seed = insecure_seed
+
     def _fit_noisy(self, X, name):
         eps = check_epsilon(self.epsilon)
         delta = check_delta(getattr(self, "delta", 0.0), positive=self._delta_positive)
@@ -427,16 +438,6 @@ class LaplaceCovariancePCA(_NoisyCovariancePCA):
     Time: O(n d^2) for S, d (d + 1) / 2 exact Laplace draws (about 17 microseconds each
     with OS entropy: 9 s at d = 1024), O(d^2 k) to O(d^3) for the eigenvectors.
     """
-
-    def __init__(self, n_components, epsilon, *, data_norm=1.0, neighbouring="add_remove",
-                 count_share=COUNT_SHARE, accountant=None, insecure_seed=None):
-        self.n_components = n_components
-        self.epsilon = epsilon
-        self.data_norm = data_norm
-        self.neighbouring = neighbouring
-        self.count_share = count_share
-        self.accountant = accountant
-        self.insecure_seed = insecure_seed
 
     def _release(self, S, d, R, relation, eps_sum, delta, source):
         sens = covariance_l1_sensitivity(d, relation, R)
@@ -590,16 +591,6 @@ class WishartPCA(_NoisyCovariancePCA):
     Memory O(d^2): S, G (d + 1, d), W_S. Time: d (d + 1) exact Gaussian draws (about 28
     microseconds each with OS entropy: 30 s at d = 1024) and O(d^3) for G^T G.
     """
-
-    def __init__(self, n_components, epsilon, *, data_norm=1.0, neighbouring="add_remove",
-                 count_share=COUNT_SHARE, accountant=None, insecure_seed=None):
-        self.n_components = n_components
-        self.epsilon = epsilon
-        self.data_norm = data_norm
-        self.neighbouring = neighbouring
-        self.count_share = count_share
-        self.accountant = accountant
-        self.insecure_seed = insecure_seed
 
     def _release(self, S, d, R, relation, eps_sum, delta, source):
         s2 = WISHART_FACTOR * R * R / eps_sum

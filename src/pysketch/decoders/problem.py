@@ -22,10 +22,21 @@ from .._state import FEATURE_MAPS
 from ..operators import FrequencyOperator
 
 __all__ = ["ALPHA_BOUNDS", "ATOMS", "DecodingProblem", "DiracAtoms", "DiagonalGaussianAtoms", "IsotropicGaussianAtoms",
-           "MixtureSolution", "atom_correlation", "atom_matrix", "bulk_proposal", "mixed_draw", "mixture_objective",
-           "nnls", "refine_mixture", "screen"]
+           "MixtureSolution", "atom_correlation", "atom_matrix", "bulk_proposal", "check_count_and_noise", "mixed_draw",
+           "mixture_objective", "nnls", "refine_mixture", "screen"]
 
 ALPHA_BOUNDS = (1e-9, 2.0)  # notes seed003 sec. 2.2 (weights of normalized sketches)
+
+
+def check_count_and_noise(count, noise_variance):
+    """ValueError unless count is None or a positive int and noise_variance a finite number
+    >= 0 (the sketch facts every decoding problem records)."""
+    if count is not None and (isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer))
+                              or count < 1):
+        raise ValueError(f"count must be None or a positive int, got {count!r}")
+    if not (isinstance(noise_variance, (int, float, np.floating)) and not isinstance(noise_variance, bool)
+            and math.isfinite(noise_variance) and noise_variance >= 0):
+        raise ValueError(f"noise_variance must be a finite number >= 0, got {noise_variance!r}")
 
 
 class DecodingProblem:
@@ -42,12 +53,7 @@ class DecodingProblem:
         FEATURE_MAPS.check(feature_map, "feature_map")
         m = feature_map.m
         z = feature_map.demodulate(mean)
-        if count is not None and (isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer))
-                                  or count < 1):
-            raise ValueError(f"count must be None or a positive int, got {count!r}")
-        if not (isinstance(noise_variance, (int, float, np.floating)) and not isinstance(noise_variance, bool)
-                and math.isfinite(noise_variance) and noise_variance >= 0):
-            raise ValueError(f"noise_variance must be a finite number >= 0, got {noise_variance!r}")
+        check_count_and_noise(count, noise_variance)
         self.count = count
         self.noise_variance = float(noise_variance)
         self.private = self.noise_variance > 0

@@ -28,6 +28,7 @@ from .._random import as_generator
 from .._threads import blas_single_thread
 from .._state import FEATURE_MAPS
 from .base import DECODERS, Decoder
+from .problem import check_count_and_noise
 
 __all__ = ["BurerMonteiro", "SubspaceProblem", "SubspaceSolution", "lbfgs"]
 
@@ -45,12 +46,7 @@ class SubspaceProblem:
     def __init__(self, feature_map, mean, *, count=None, noise_variance=0.0):
         FEATURE_MAPS.check(feature_map, "feature_map")
         z = feature_map.second_moments(mean)
-        if count is not None and (isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer))
-                                  or count < 1):
-            raise ValueError(f"count must be None or a positive int, got {count!r}")
-        if not (isinstance(noise_variance, (int, float, np.floating)) and not isinstance(noise_variance, bool)
-                and math.isfinite(noise_variance) and noise_variance >= 0):
-            raise ValueError(f"noise_variance must be a finite number >= 0, got {noise_variance!r}")
+        check_count_and_noise(count, noise_variance)
         # the map's own operator, in its own precision (no copy: at d = 2^15, m = 2kd a float64
         # copy of a float32 R3 operator measured +100 MB); the residuals and sums are float64
         self.operator = feature_map.operator
