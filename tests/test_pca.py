@@ -352,3 +352,22 @@ def test_float32_sketches_decode_in_their_own_precision_to_the_same_subspace():
         U = BurerMonteiro().decode(pb, 3, random_state=0).components
         P[dt] = U.T @ U
     assert np.abs(P[np.float32] - P[np.float64]).max() < 1e-4
+
+
+def test_noisy_sketches_stop_at_the_noise_level():
+    # Morozov's discrepancy principle: a private sketch's fit stops once the residual is
+    # the noise's own (m - dof) sigma^2 / ||z||^2 (the level of the least-squares fit
+    # itself), instead of creeping on into the noise.
+    X = low_rank(20_000, 64, 4, nu=0.1, seed=9)
+    sk = quadratic_sketch(X, 2 * 4 * 64, operator="r3", data_norm=1.0)
+    private = make_private(sk, 5.0, split=0.95, insecure_seed=3)
+    pb = SubspaceProblem.from_sketch(private)
+    dof = 64 * 4 - 6 + 1
+    fstop = (pb.m - dof) * pb.noise_variance / (pb.z @ pb.z)
+    stopped = BurerMonteiro().decode(pb, 4, n_init=1, random_state=0)
+    full = BurerMonteiro(discrepancy=False).decode(pb, 4, n_init=1, random_state=0)
+    assert 0.5 * fstop <= stopped.residual ** 2 <= fstop
+    assert full.residual < stopped.residual and full.n_iter > stopped.n_iter + 10
+    # the clean sketch is fitted to the end (far below that level)
+    clean = BurerMonteiro().decode(SubspaceProblem.from_sketch(sk), 4, n_init=1, random_state=0)
+    assert clean.residual ** 2 < 0.01 * fstop and clean.n_iter > stopped.n_iter

@@ -145,6 +145,14 @@ class BurerMonteiro(Decoder):
         Relative change of the objective at which a start stops.
     floor : bool, default True
         Fit the isotropic floor s (False: the thesis' plain (9.12)).
+    discrepancy : bool, default True
+        On a noisy (private) sketch, stop once the residual reaches the noise's own level
+        (Morozov's discrepancy principle at the least-squares level (m - dof) sigma^2, in
+        `_run`; the full level m sigma^2 measured far worse: 0.254 against 0.515 at eps = 3
+        below). Measured on the low-rank generator (m = 2kd, captured variance stopped /
+        fitted to the end): d = 256, n = 2e4, medians of 3 seeds, eps = 1, 3, 10: 0.126 /
+        0.126, 0.515 / 0.504, 0.941 / 0.941; d = 1024, n = 2e5, one seed: 0.201 / 0.168,
+        0.876 / 0.830, 0.988 / 0.984; 2-40x fewer iterations.
     """
 
     name = "burer_monteiro"
@@ -152,10 +160,11 @@ class BurerMonteiro(Decoder):
     atoms = ()
     decodes_private = True
 
-    def __init__(self, *, max_iter=3000, tol=1e-12, floor=True):
+    def __init__(self, *, max_iter=3000, tol=1e-12, floor=True, discrepancy=True):
         self.max_iter = int(max_iter)
         self.tol = float(tol)
         self.floor = bool(floor)
+        self.discrepancy = bool(discrepancy)
 
     def decode(self, problem, n_components, *, n_init=3, random_state=None):
         if not isinstance(problem, SubspaceProblem):
@@ -213,10 +222,17 @@ class BurerMonteiro(Decoder):
         # float32 products: F carries relative rounding of about 1e-7, so decreases below
         # 10 eps32 |F| are noise (without this rule a d = 2^15 decode ran to max_iter)
         rtol = 10 * float(np.finfo(np.float32).eps) if problem.operator.dtype == np.float32 else 0.0
-        return lbfgs(fun, x0, max_iter=self.max_iter, memory=maxcor, ftol=self.tol, rtol=rtol)
+        # a noisy sketch: stop at the discrepancy level (Morozov), where the residual is the
+        # noise's own, E ||noise||^2 (m - dof) / ||z||^2 with dof = kd - k(k - 1)/2 + 1 the
+        # model's parameters: fitting further fits the noise
+        fstop = 0.0
+        if self.discrepancy and problem.noise_variance > 0:
+            dof = d * k - k * (k - 1) // 2 + (1 if floor else 0)
+            fstop = max(problem.m - dof, 0) * problem.noise_variance / problem.scale()
+        return lbfgs(fun, x0, max_iter=self.max_iter, memory=maxcor, ftol=self.tol, rtol=rtol, fstop=fstop)
 
 
-def lbfgs(fun, x0, *, max_iter=1000, memory=10, ftol=1e-12, gtol=1e-14, rtol=0.0):
+def lbfgs(fun, x0, *, max_iter=1000, memory=10, ftol=1e-12, gtol=1e-14, rtol=0.0, fstop=0.0):
     """Minimise a smooth fun(x) -> (f, grad) by limited-memory BFGS (Nocedal & Wright,
     Numerical Optimization, 2nd ed., Algorithm 7.4 and 7.5: the two-loop recursion with
     H0 = (s^T y / y^T y) I) and a backtracking line search on the Armijo condition
@@ -224,6 +240,7 @@ def lbfgs(fun, x0, *, max_iter=1000, memory=10, ftol=1e-12, gtol=1e-14, rtol=0.0
     (s, y) is kept only when s^T y > 1e-12 ||s|| ||y|| (so H stays positive definite).
     Stops when (f_k - f_k+1) / max(|f_k|, |f_k+1|, 1) <= ftol (scipy's L-BFGS-B rule) or
     f_k - f_k+1 <= rtol |f_k+1| ten times in a row (decreases within f's own rounding),
+    when f <= fstop (a target level: the noise's, for noisy data),
     when max |grad| <= gtol, when no step decreases f, or after max_iter iterations.
     Returns (x, f, iterations). Its own cost is O(memory * len(x)) per iteration: scipy's
     L-BFGS-B measured 10-30 ms per iteration at 10^4 variables here (issue 16 note)."""
@@ -233,7 +250,7 @@ def lbfgs(fun, x0, *, max_iter=1000, memory=10, ftol=1e-12, gtol=1e-14, rtol=0.0
     it = 0
     small = 0
     for it in range(1, max_iter + 1):
-        if not np.max(np.abs(g)) > gtol:
+        if not np.max(np.abs(g)) > gtol or f <= fstop:
             break
         # two-loop recursion: p = -H g
         q = g.copy()
