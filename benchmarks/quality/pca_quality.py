@@ -548,8 +548,11 @@ def _large_child(conn, method, d, epsilon, seed, options):
             warnings.simplefilter("ignore")
             if method == "compressive":
                 cls = _compressive_class()
+                # the thesis' Fig. 9.7 setting at its sizes: m = 2kd (10kd, the clean default,
+                # would be 6.5M features), float32, one start (each takes 1-2k L-BFGS iterations)
                 est = cls(p["k"], epsilon=None if math.isinf(epsilon) else epsilon, delta=p["delta"],
-                          neighbouring="add_remove", data_norm=1.0, centre=np.zeros(d), random_state=seed)
+                          neighbouring="add_remove", data_norm=1.0, centre=np.zeros(d), random_state=seed,
+                          sketch_size=2 * p["k"] * d, n_init=1, dtype=np.float32)
             else:
                 est = AnalyzeGaussPCA(p["k"], epsilon, p["delta"], insecure_seed=_noise_seed(seed, options))
             est.fit(stream)
