@@ -371,3 +371,27 @@ def test_noisy_sketches_stop_at_the_noise_level():
     # the clean sketch is fitted to the end (far below that level)
     clean = BurerMonteiro().decode(SubspaceProblem.from_sketch(sk), 4, n_init=1, random_state=0)
     assert clean.residual ** 2 < 0.01 * fstop and clean.n_iter > stopped.n_iter
+
+
+def test_decoder_and_private_mean_reject_bad_arguments(small):
+    _, sk = small
+    pb = SubspaceProblem.from_sketch(sk)
+    for kwargs, err in [(dict(max_iter=0), ValueError), (dict(max_iter=2.5), TypeError), (dict(tol=-1.0), ValueError),
+                        (dict(tol=float("nan")), ValueError)]:
+        with pytest.raises(err, match=next(iter(kwargs))):
+            BurerMonteiro(**kwargs)
+    with pytest.raises(ValueError, match="n_init"):
+        BurerMonteiro().decode(pb, 2, n_init=0)
+    with pytest.raises(TypeError, match="n_components"):
+        BurerMonteiro().decode(pb, 2.0)
+    X = np.full((5, 3), 0.1)
+    with pytest.raises(ValueError, match="NaN"):
+        private_ball_mean(np.where(np.eye(5, 3) > 0, np.nan, X), 1.0, 5, 1.0)
+    with pytest.raises(ValueError, match="radius"):
+        private_ball_mean(X, True, 5, 1.0)
+    with pytest.raises(ValueError, match="count"):
+        private_ball_mean(X, 1.0, -1, 1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        private_ball_mean(X, 1.0, 5, float("inf"))
+    with pytest.raises(ValueError, match="neighbouring"):
+        private_ball_mean(X, 1.0, 5, 1.0, neighbouring="swap")

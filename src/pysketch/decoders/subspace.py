@@ -21,9 +21,11 @@ and the explained variance of a component is its eigenvalue in U U^T plus s.
 
 import dataclasses
 import math
+import numbers
 
 import numpy as np
 
+from .._checks import check_int
 from .._random import as_generator
 from .._threads import blas_single_thread
 from .._state import FEATURE_MAPS
@@ -161,7 +163,9 @@ class BurerMonteiro(Decoder):
     decodes_private = True
 
     def __init__(self, *, max_iter=3000, tol=1e-12, floor=True, discrepancy=True):
-        self.max_iter = int(max_iter)
+        self.max_iter = check_int(max_iter, "max_iter")
+        if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, numbers.Real) or not 0 <= tol < 1:
+            raise ValueError(f"tol must be a number in [0, 1), got {tol!r}")
         self.tol = float(tol)
         self.floor = bool(floor)
         self.discrepancy = bool(discrepancy)
@@ -169,9 +173,10 @@ class BurerMonteiro(Decoder):
     def decode(self, problem, n_components, *, n_init=3, random_state=None):
         if not isinstance(problem, SubspaceProblem):
             raise TypeError(f"problem must be a SubspaceProblem, got {type(problem).__name__}")
-        d, k = problem.d, int(n_components)
-        if not 1 <= k <= d:
+        d, k = problem.d, check_int(n_components, "n_components")
+        if k > d:
             raise ValueError(f"n_components must be in [1, d={d}], got {n_components!r}")
+        n_init = check_int(n_init, "n_init")
         rng = as_generator(random_state)
         trace = problem.total_variance()
         if trace <= 0:
@@ -180,7 +185,7 @@ class BurerMonteiro(Decoder):
         # (d = 2^15, k = 20: 3 corrections are 31 MB)
         maxcor = 10 if k * d <= 1 << 18 else 3
         best = None
-        for restart in range(int(n_init)):
+        for restart in range(n_init):
             U0 = rng.standard_normal((d, k))
             U0 *= math.sqrt(0.5 * trace / float(np.einsum("ij,ij->", U0, U0)))
             t0 = math.sqrt(0.5 * trace / d) if self.floor else 0.0

@@ -66,17 +66,22 @@ def private_ball_mean(X, radius, count, epsilon, delta=0.0, *, neighbouring="add
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, positive=False)
     check_relation(neighbouring)
-    if not (isinstance(radius, (int, float, np.floating)) and math.isfinite(radius) and radius > 0):
+    if isinstance(radius, (bool, np.bool_)) or not (isinstance(radius, (int, float, np.integer, np.floating))
+                                                    and math.isfinite(radius) and radius > 0):
         raise ValueError(f"radius must be a positive finite number, got {radius!r}")
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"X must be a non-empty 2-D array (n, d), got shape {X.shape}")
+    if not np.isfinite(X).all():
+        raise ValueError("X contains NaN or infinity")
     d = X.shape[1]
     norms = np.sqrt(np.einsum("ij,ij->i", X, X))
     if (norms > radius * (1 + 1e-12)).any():
         raise ValueError("X has records outside the ball ||x|| <= radius; rescale them onto it first")
     if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)):
         raise TypeError(f"count must be the released count (an int), got {count!r}")
+    if count < 0:
+        raise ValueError(f"count must be >= 0 (a released count may be 0), got {count}")
     l2 = radius * (2.0 if neighbouring == "replace" else 1.0)
     src = noise_source(insecure_seed)
     if delta == 0:
