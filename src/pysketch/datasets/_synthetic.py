@@ -461,7 +461,18 @@ def _check_variance_range(variance_range):
 # ---------------------------------------------------------------------------------------
 
 
-class GMMStream:
+class _BatchStream:
+    """A re-iterable stream of `n_batches` batches, each rebuilt by `batch(i)` from its own seed."""
+
+    def __len__(self):
+        return self.n_batches
+
+    def __iter__(self):
+        for i in range(self.n_batches):
+            yield self.batch(i)
+
+
+class GMMStream(_BatchStream):
     """Batches of records from one fixed isotropic Gaussian mixture (model (4.5)).
 
     Made by :func:`gmm_stream`; see there. Iterating gives a new generator of the
@@ -492,13 +503,6 @@ class GMMStream:
     def centers(self):
         """The (k, d) centers, the same for every batch."""
         return self.params["centers"]
-
-    def __len__(self):
-        return self.n_batches
-
-    def __iter__(self):
-        for i in range(self.n_batches):
-            yield self.batch(i)
 
     def batch(self, index):
         """Batch number `index` (0 <= index < n_batches), made from its own stored seed.
@@ -753,7 +757,7 @@ def make_low_rank(n, d, k, *, nu=0.05, random_state=None, dtype=np.float64):
     return _into_unit_ball(Y, max_norm, dt)
 
 
-class LowRankStream:
+class LowRankStream(_BatchStream):
     """Batches of the low-rank records of :func:`make_low_rank`, made on demand.
 
     Made by :func:`low_rank_stream`; see there. Iterating gives a new generator of the
@@ -788,13 +792,6 @@ class LowRankStream:
         if self._max_norm is None:
             self._max_norm = _low_rank_max_norm(self.n, self.basis, self.nu * self.k, self._entropy)
         return self._max_norm
-
-    def __len__(self):
-        return self.n_batches
-
-    def __iter__(self):
-        for i in range(self.n_batches):
-            yield self.batch(i)
 
     def batch(self, index):
         """Batch number `index` (0 <= index < n_batches): records index * batch_size up
