@@ -62,7 +62,7 @@ class SketchAccumulator:
     ):
         FEATURE_MAPS.check(feature_map, "feature_map")
         d = feature_map.d
-        item = feature_map.operator.dtype.itemsize
+        item = feature_map.input_dtype.itemsize
         if batch_size is None:
             batch_size = max(1, (8 << 20) // (d * item))
         if buffer_rows is None:
@@ -74,7 +74,7 @@ class SketchAccumulator:
         self.batch_size = int(batch_size)
         self.buffer_rows = int(buffer_rows)
         self._accs = feature_map.new_accumulators()
-        self._buffer = np.empty((self.buffer_rows, d), feature_map.operator.dtype)
+        self._buffer = np.empty((self.buffer_rows, d), feature_map.input_dtype)
         self._buffered = 0
         self._sketched = 0
         self._subsample = None  # (spec, key0, key1)
@@ -167,7 +167,7 @@ class SketchAccumulator:
     def _add_array(self, A, accs, offset):
         """Add the rows of A into accs batch by batch; returns the number of rows."""
         self._check_batch(A)
-        dtype = self.feature_map.operator.dtype
+        dtype = self.feature_map.input_dtype
         for start in range(0, A.shape[0], self.batch_size):
             chunk = np.ascontiguousarray(A[start : start + self.batch_size], dtype=dtype)
             if not _core.all_finite(chunk):

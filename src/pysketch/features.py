@@ -34,15 +34,16 @@ import warnings
 import numpy as np
 
 from . import _core
-from ._checks import check_relation
+from ._checks import check_array, check_int, check_relation
 from ._random import as_generator
 from ._state import FEATURE_MAPS, Stateful
 from .accumulate import SketchAccumulator
 from .frequencies import FrequencyLaw, GaussianLaw
-from .operators import FrequencyOperator, column_norm_sq_bound, make_operator, spectral_norm_sq_bound
+from .operators import DenseOperator, FrequencyOperator, column_norm_sq_bound, make_operator, spectral_norm_sq_bound
 
 __all__ = ["FEATURE_MAPS", "FeatureMap", "FourierMap", "ComplexFourierMap", "RealFourierMap", "QuantizedFourierMap", "QuadraticMap",
-           "make_feature_map", "FEATURE_KINDS", "SUBSAMPLING_SCHEMES", "quadratic_spectral_bound",
+           "make_feature_map", "FEATURE_KINDS", "OneHotMap", "HistogramMap", "RaceMap",
+           "DenseDesign", "OneHotDesign", "make_box_map", "box_map_kinds", "SUBSAMPLING_SCHEMES", "quadratic_spectral_bound",
            "quadratic_s4_bound"]
 
 #: Mask schemes of the subsampled sketch: r distinct frequencies per record uniformly,
@@ -143,6 +144,11 @@ class FeatureMap(Stateful):
     def output_dim(self):
         """Length of Phi(x)."""
         return self.m
+
+    @property
+    def input_dtype(self):
+        """The dtype records are converted to before their features are taken."""
+        return self.operator.dtype
 
     @property
     def sum_dtype(self):
@@ -295,6 +301,30 @@ class FeatureMap(Stateful):
         """The mean sketch as the target of the subspace decoders: a real (m,) vector z with
         z_j = omega_j^T C omega_j, C the records' second moments about the map's centre."""
         raise ValueError(f"subspace decoders need quadratic features ('quadratic'), not {self.kind}")
+
+    # ------------------------------------------------------------------ linear models of the features
+
+    @property
+    def real_dim(self):
+        """Length of the real form of Phi(x) (`as_real`): output_dim, twice that if complex."""
+        return 2 * self.output_dim if self.is_complex else self.output_dim
+
+    def as_real(self, v):
+        """A vector (or the rows of a matrix) in this map's output layout as reals: a complex
+        vector z becomes [Re z; Im z] (the canonical isomorphism, under which <a, z> for
+        real a is the real inner product), a real one is returned as float64."""
+        v = np.asarray(v)
+        if self.is_complex:
+            return np.concatenate([v.real, v.imag], axis=-1).astype(np.float64, copy=False)
+        return v.astype(np.float64, copy=False)
+
+    def design(self, X):
+        """The features of the rows of X as a linear operator P (n x real_dim) for least
+        squares over them (the M2M method): ``P.gram()`` = P^T P, ``P.matvec(V)`` = P V and
+        ``P.rmatvec(F)`` = P^T F, the features computed a chunk of rows at a time and never
+        held as one dense (n, real_dim) array (`DenseDesign`; one-hot maps give a
+        `OneHotDesign`)."""
+        return DenseDesign(self, X)
 
     # ------------------------------------------------------------------ state
 
@@ -612,6 +642,388 @@ class QuadraticMap(_KernelMap):
         extra = "" if self.data_norm is None else f", data_norm={self.data_norm:g}"
         extra += "" if self.centre is None else ", centred"
         return f"FeatureMap(kind='quadratic', operator={self.operator!r}{extra})"
+
+
+# ---------------------------------------------------------------------------------------------
+# One-hot maps: HIST and RACE (the sketches of the M2M method, notes seed001 sec. 1.3 and 1.5)
+
+
+class OneHotMap(FeatureMap):
+    """Features that are k concatenated one-hot blocks: block j has `block_sizes[j]` entries,
+    and every record sets exactly one of them to 1 (so ||Phi(x)||_1 = k, ||Phi(x)||_2^2 = k
+    for any x). The sketch is a float64 vector of counts; `transform` gives a sparse
+    (scipy.sparse CSR) matrix, and `indices` the k hot positions of each record.
+
+    Sensitivities of the sum (notes seed001 sec. 1.6 and P6; brute-forced in
+    tests/test_onehot_maps.py): adding or removing a record moves k counts by one, so L1 = k
+    and L2 = sqrt(k); replacing one moves at most k counts down and k up, so L1 = 2k and
+    L2 = sqrt(2k), whatever the data (nothing needs clipping for privacy). One-hot maps
+    have no feature subsampling.
+    """
+
+    takes_dither = False
+    operator = None
+
+    @property
+    def input_dtype(self):
+        return np.dtype(np.float64)
+
+    @property
+    def block_sizes(self):
+        """Sizes of the one-hot blocks, (k,) int64."""
+        raise NotImplementedError
+
+    @property
+    def n_blocks(self):
+        return len(self.block_sizes)
+
+    @property
+    def block_offsets(self):
+        """Index of the first entry of each block in Phi(x), (k,) int64."""
+        sizes = self.block_sizes
+        return np.concatenate([[0], np.cumsum(sizes[:-1])]).astype(np.int64)
+
+    def _rows(self, X):
+        A = np.asarray(X)
+        single = A.ndim == 1
+        A = check_array(A[None, :] if single else A, "X", np.float64)
+        if A.shape[1] != self.d:
+            raise ValueError(f"X must have {self.d} columns (the map's input dimension), got shape {A.shape}")
+        return A, single
+
+    def indices(self, X):
+        """The hot positions of the rows of X: (n, k) int32, entry j in block j's range."""
+        A, single = self._rows(X)
+        out = np.empty((A.shape[0], self.n_blocks), np.int32)
+        self._indices(A, out)
+        return out[0] if single else out
+
+    def transform(self, X):
+        """The features of the rows of X as a scipy.sparse CSR matrix (n, m) of 0/1 (one
+        record of shape (d,) gives a (1, m) matrix)."""
+        from scipy import sparse
+
+        idx = np.atleast_2d(self.indices(X))
+        n, k = idx.shape
+        return sparse.csr_matrix((np.ones(n * k), idx.reshape(-1).astype(np.int64), np.arange(0, n * k + 1, k)),
+                                 shape=(n, self.m))
+
+    def features(self, T):
+        raise TypeError(f"{self.kind} features are not a function of phases Omega^T x: use transform(X)")
+
+    def design(self, X):
+        return OneHotDesign(self.indices(X), self.block_offsets, self.block_sizes)
+
+    def subsampling_spec(self, r, scheme):
+        raise ValueError(f"{self.kind} features have no feature subsampling (every record sets one entry per block)")
+
+    def new_accumulators(self):
+        # the counts, and the number of records outside the map's box (where it has one)
+        return (np.zeros(self.m), np.zeros(1))
+
+    def accumulate(self, X, accumulators, subsample=None):
+        if subsample is not None:
+            raise ValueError(f"{self.kind} features have no feature subsampling")
+        counts, outside = accumulators
+        outside[0] += self._accumulate(X, counts)
+
+    def sums(self, accumulators):
+        return {"sum": accumulators[0].copy()}
+
+    def _sensitivity(self, norm, neighbouring, r, data_norm):
+        if r != self.m:
+            raise ValueError(f"{self.kind} features have no feature subsampling: features_per_record must be m")
+        k = float(self.n_blocks)
+        if neighbouring == "replace":
+            return 2.0 * k if norm == 1 else math.sqrt(2.0 * k)
+        return k if norm == 1 else math.sqrt(k)
+
+
+@FEATURE_MAPS.register("hist")
+class HistogramMap(OneHotMap):
+    """HIST: one equal-width histogram of `n_bins` bins per attribute on the public box
+    [lower, upper], the d one-hot blocks concatenated (m = d n_bins; notes seed001 sec. 1.3).
+    A value equal to upper falls in the last bin (P9); values outside the box are counted
+    in the edge bin of their side, never dropped, and their records are counted in a
+    warning when the sums are read (the sensitivity d holds whatever the data).
+
+    ``HistogramMap(lower, upper, n_bins=100)``; the bins of attribute j are
+    ``edges(j)``. Binning and counting run in the C++ core (pysketch/onehot.hpp).
+    """
+
+    kind = "hist"
+
+    def __new__(cls, *args, **kwargs):
+        return object.__new__(cls)
+
+    def __init__(self, lower, upper, n_bins=100):
+        lo = np.array(lower, dtype=np.float64).reshape(-1)
+        hi = np.array(upper, dtype=np.float64).reshape(-1)
+        if lo.shape != hi.shape or lo.size < 1:
+            raise ValueError(f"lower and upper must be two 1-D arrays of one length d >= 1, got shapes "
+                             f"{np.shape(lower)} and {np.shape(upper)}")
+        if not (np.isfinite(lo).all() and np.isfinite(hi).all()) or not (hi > lo).all():
+            raise ValueError("lower and upper must be finite with upper > lower in every coordinate")
+        self.n_bins = check_int(n_bins, "n_bins")
+        self.lower, self.upper = lo, hi
+        self.dither = None
+        self.kernel_dither = None
+        self._scale = self.n_bins / (hi - lo)
+
+    @classmethod
+    def from_box(cls, lower, upper, *, n_bins=100, random_state=None):
+        return cls(lower, upper, n_bins)
+
+    @property
+    def d(self):
+        return self.lower.size
+
+    @property
+    def m(self):
+        return self.d * self.n_bins
+
+    @property
+    def block_sizes(self):
+        return np.full(self.d, self.n_bins, np.int64)
+
+    def edges(self, j):
+        """The n_bins + 1 bin edges of attribute j."""
+        return np.linspace(self.lower[j], self.upper[j], self.n_bins + 1)
+
+    def _indices(self, X, out):
+        _core.hist_indices(X, self.lower, self._scale, self.upper, self.n_bins, out)
+
+    def _accumulate(self, X, counts):
+        return _core.hist_accumulate(X, self.lower, self._scale, self.upper, self.n_bins, counts)
+
+    def sums(self, accumulators):
+        k = int(accumulators[1][0])
+        if k:
+            warnings.warn(f"{k} record(s) had a coordinate outside the histogram box [lower, upper] and were counted "
+                          "in the edge bin of that side; pass a public box that holds the data", RuntimeWarning,
+                          stacklevel=4)
+        return super().sums(accumulators)
+
+    def get_state(self):
+        return {"kind": self.kind, "n_bins": self.n_bins}, {"lower": self.lower, "upper": self.upper}
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        return cls(arrays["lower"], arrays["upper"], meta["n_bins"])
+
+    def __repr__(self):
+        return f"FeatureMap(kind='hist', d={self.d}, n_bins={self.n_bins})"
+
+
+@FEATURE_MAPS.register("race")
+class RaceMap(OneHotMap):
+    """RACE: R independent p-stable (Gaussian) LSH functions, each into W buckets, one-hot
+    and concatenated (m = R W; notes seed001 sec. 1.5 and P8). Hash j of x is
+    floor(omega_j^T x + b_j) mod W, omega_j the j-th column of the operator (Gaussian
+    frequencies of scale 1 / width give the L2 hash of Datar et al. with bucket width
+    `width`) and b_j ~ U[0, 1) the public offsets; the modulo folds the unbounded integer
+    hash into W buckets (a library choice: [P] does not state its family or folding).
+
+    ``RaceMap(operator, n_buckets=80, offset=None, random_state=None)``: R = operator.m
+    hashes; `offset` drawn from random_state when not given. The products and the hashing
+    run in the C++ core with Omega as a dense (d, R) float64 matrix.
+    """
+
+    kind = "race"
+
+    def __init__(self, operator, kind=None, dither=None, random_state=None, *, n_buckets=80, offset=None):
+        super().__init__(operator, kind, dither, random_state)
+        self.n_buckets = check_int(n_buckets, "n_buckets")
+        if offset is None:
+            offset = as_generator(random_state).uniform(0.0, 1.0, operator.m)
+        b = np.array(offset, dtype=np.float64).reshape(-1)
+        if b.shape != (operator.m,) or not np.isfinite(b).all():
+            raise ValueError(f"offset must be {operator.m} finite numbers (one per hash), got shape {np.shape(offset)}")
+        self.offset = b
+        self._proj = np.ascontiguousarray(operator.to_dense(), dtype=np.float64)
+
+    @classmethod
+    def from_box(cls, lower, upper, *, n_hashes=80, n_buckets=80, width=0.1, random_state=None):
+        """RACE for records in the box: each coordinate measured in units of the box's
+        side, so that `width` is the bucket width in those units."""
+        lo, hi = _box_arrays(lower, upper)
+        width = _check_radius(width, "width")
+        rng = as_generator(random_state)
+        omega = rng.standard_normal((lo.size, check_int(n_hashes, "n_hashes"))) / (width * (hi - lo))[:, None]
+        return cls(DenseOperator(omega), n_buckets=n_buckets, random_state=rng)
+
+    @property
+    def input_dtype(self):
+        return np.dtype(np.float64)
+
+    @property
+    def n_hashes(self):
+        return self.operator.m
+
+    @property
+    def m(self):
+        return self.operator.m * self.n_buckets
+
+    @property
+    def block_sizes(self):
+        return np.full(self.operator.m, self.n_buckets, np.int64)
+
+    def _indices(self, X, out):
+        _core.race_indices(X, self._proj, self.offset, self.n_buckets, out)
+
+    def _accumulate(self, X, counts):
+        _core.race_accumulate(X, self._proj, self.offset, self.n_buckets, counts)
+        return 0
+
+    def get_state(self):
+        meta, arrays = super().get_state()
+        meta["n_buckets"] = self.n_buckets
+        arrays["offset"] = self.offset
+        return meta, arrays
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        op_arrays = {k[len("operator_"):]: v for k, v in arrays.items() if k.startswith("operator_")}
+        operator = FrequencyOperator.from_state(meta["operator"], op_arrays)
+        return cls(operator, n_buckets=meta["n_buckets"], offset=np.asarray(arrays["offset"]))
+
+    def __repr__(self):
+        return f"FeatureMap(kind='race', d={self.d}, n_hashes={self.n_hashes}, n_buckets={self.n_buckets})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Designs: the features of many rows as a linear operator, for least squares over them
+
+
+class DenseDesign:
+    """P = the real features (`FeatureMap.as_real`) of the rows of X, computed `chunk_rows`
+    rows at a time: P^T P by BLAS rank-k updates (SYRK), P V and P^T F chunk by chunk, so
+    memory is O(chunk_rows real_dim + real_dim^2), never O(n real_dim)."""
+
+    def __init__(self, feature_map, X, chunk_rows=None):
+        X = check_array(X, "X", np.float64)
+        if X.shape[1] != feature_map.d:
+            raise ValueError(f"X must have {feature_map.d} columns, got shape {X.shape}")
+        self.feature_map, self.X = feature_map, X
+        p = feature_map.real_dim
+        self.shape = (X.shape[0], p)
+        self.chunk_rows = chunk_rows or max(1, (1 << 20) // p)
+
+    def _chunks(self):
+        fm = self.feature_map
+        for start in range(0, self.shape[0], self.chunk_rows):
+            stop = min(start + self.chunk_rows, self.shape[0])
+            yield start, stop, np.ascontiguousarray(fm.as_real(fm.transform(self.X[start:stop])), np.float64)
+
+    def gram(self):
+        """P^T P, (p, p) float64."""
+        from scipy.linalg import blas
+
+        p = self.shape[1]
+        G = np.zeros((p, p), order="F")
+        for _, _, P in self._chunks():
+            # P^T is a Fortran (p, rows) view of the C-ordered chunk: SYRK fills G's upper triangle
+            G = blas.dsyrk(1.0, P.T, c=G, beta=1.0, trans=0, lower=0, overwrite_c=1)
+        upper = np.triu(G)
+        return np.ascontiguousarray(upper + np.triu(G, 1).T)
+
+    def matvec(self, V):
+        """P V for V of shape (p,) or (p, q)."""
+        V = np.asarray(V, dtype=np.float64)
+        out = np.empty((self.shape[0],) + V.shape[1:])
+        for start, stop, P in self._chunks():
+            out[start:stop] = P @ V
+        return out
+
+    def rmatvec(self, F):
+        """P^T F for F of shape (n,) or (n, q)."""
+        F = np.asarray(F, dtype=np.float64)
+        out = np.zeros((self.shape[1],) + F.shape[1:])
+        for start, stop, P in self._chunks():
+            out += P.T @ F[start:stop]
+        return out
+
+
+class OneHotDesign:
+    """P = the 0/1 features of rows given by their hot positions idx (n, k): P^T P by
+    co-occurrence counting in the C++ core (block pair by block pair, never a dense (n, m)
+    array), P V as a gather-sum over each row's k positions, P^T F through a sparse
+    matrix."""
+
+    def __init__(self, idx, offsets, sizes):
+        self.idx = np.ascontiguousarray(idx, dtype=np.int32)
+        self.offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+        self.sizes = np.ascontiguousarray(sizes, dtype=np.int64)
+        self.shape = (self.idx.shape[0], int(self.sizes.sum()))
+        self._sparse = None
+
+    def gram(self):
+        m = self.shape[1]
+        G = np.empty((m, m))
+        _core.onehot_gram(self.idx, self.offsets, self.sizes, G)
+        return G
+
+    def matvec(self, V):
+        V = np.asarray(V, dtype=np.float64)
+        out = V[self.idx[:, 0]].copy()
+        for j in range(1, self.idx.shape[1]):
+            out += V[self.idx[:, j]]
+        return out
+
+    def rmatvec(self, F):
+        if self._sparse is None:
+            from scipy import sparse
+
+            n, k = self.idx.shape
+            self._sparse = sparse.csr_matrix(
+                (np.ones(n * k), self.idx.reshape(-1).astype(np.int64), np.arange(0, n * k + 1, k)),
+                shape=self.shape).T.tocsr()
+        return self._sparse @ np.asarray(F, dtype=np.float64)
+
+
+def _box_arrays(lower, upper):
+    lo = np.array(lower, dtype=np.float64).reshape(-1)
+    hi = np.array(upper, dtype=np.float64).reshape(-1)
+    if lo.shape != hi.shape or lo.size < 1:
+        raise ValueError(f"lower and upper must be two 1-D arrays of one length d >= 1, got shapes "
+                         f"{np.shape(lower)} and {np.shape(upper)}")
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all()) or not (hi > lo).all():
+        raise ValueError("lower and upper must be finite with upper > lower in every coordinate")
+    return lo, hi
+
+
+def make_box_map(kind, lower, upper, *, random_state=None, **params):
+    """A feature map suited to records in the public box [lower, upper] (the M2M sketches):
+
+    - 'real' (RFF, the default of [P]: ``n_frequencies=100``, i.e. m = 200 real features,
+      ``sigma=1``), 'complex', 'quantized': Gaussian frequencies of kernel scale `sigma`
+      in units of the box's side (omega_j / (upper - lower) coordinate-wise);
+    - 'race': ``n_hashes=80``, ``n_buckets=80``, ``width=0.1`` in units of the box's side;
+    - 'hist': ``n_bins=100`` equal-width bins per attribute on the box.
+    """
+    if kind not in FEATURE_MAPS:
+        raise ValueError(f"kind must be one of {FEATURE_MAPS.names()}, got {kind!r}")
+    cls = FEATURE_MAPS.get(kind)
+    from_box = getattr(cls, "from_box", None)
+    if from_box is None:
+        raise ValueError(f"{kind} features have no box form; box maps are {box_map_kinds()}")
+    return from_box(lower, upper, random_state=random_state, **params)
+
+
+def box_map_kinds():
+    """The registered kinds that `make_box_map` can make."""
+    return tuple(k for k in FEATURE_MAPS.names() if getattr(FEATURE_MAPS.get(k), "from_box", None) is not None)
+
+
+def _fourier_from_box(cls, lower, upper, *, n_frequencies=100, sigma=1.0, random_state=None):
+    lo, hi = _box_arrays(lower, upper)
+    rng = as_generator(random_state)
+    omega = GaussianLaw(sigma).sample(lo.size, check_int(n_frequencies, "n_frequencies"), rng)
+    omega = omega / (hi - lo)[:, None]
+    return cls(DenseOperator(omega), random_state=rng)
+
+
+FourierMap.from_box = classmethod(_fourier_from_box)
 
 
 def quadratic_spectral_bound(omega):
