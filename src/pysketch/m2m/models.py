@@ -1,0 +1,321 @@
+r"""Implicit M2M: models fitted on synthetic points re-weighted by a (private) sketch
+([P] Sec. 3.5; notes seed001 sec. 3 item 6).
+
+For a record x = (x_bar, y) and a loss L_theta(x) = l(F_theta(x_bar), y), the M2M estimate
+of the empirical risk (1/n) sum_i L_theta(x_i) is sum_j w_j L_theta(x~_j) with the
+f-independent weights w of :class:`~pysketch.m2m.M2M` (the same for every theta), so
+minimising it over theta is an ordinary weighted fit on the synthetic points:
+
+    theta* = argmin  C n^ sum_j w_j l(F_theta(x_bar~_j), y~_j) + 1/2 ||theta||^2,
+
+n^ the released count: with weights of total mass ~1 this is scikit-learn's objective
+(C times the summed loss over n records plus half the squared norm). Up to ~40 % of the
+weights are negative in weakly regularised settings (notes P3): the weighted logistic loss
+alone is then unbounded below along some directions, and the L2 term (on the intercept
+too, with a small weight INTERCEPT_RIDGE) is what keeps the objective bounded (the loss grows at most linearly in
+theta); ``negative_weights='clip'`` instead drops them (w -> max(w, 0), rescaled to the
+same mass), a biased post-processing that can help at small epsilon.
+
+Everything after the release is post-processing: the fitted model is as private as the
+sketch (epsilon, delta and the neighbouring relation are in ``privacy_``).
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+from scipy import optimize
+
+from .._base import BaseEstimator, not_fitted_error
+from .._checks import check_array, check_bounds
+from .._random import as_generator
+from ..features import make_box_map
+from ..privacy import make_private
+from ..sketch import Sketch
+from .core import DEFAULT_N_SYNTHETIC, M2M
+from .domain import Domain
+
+__all__ = ["M2MLogisticRegression", "M2MLinearRegression"]
+
+NEGATIVE_WEIGHTS = ("keep", "clip")
+#: The L2 weight on the intercept (relative to the coefficients' 1): small, so that the
+#: intercept is practically free (as in scikit-learn) yet the objective stays bounded when
+#: negative weights give a class a negative estimated mass.
+INTERCEPT_RIDGE = 1e-6
+
+
+class _ImplicitM2M(BaseEstimator):
+    """What the implicit M2M models share: the sketch of (x, y) records in a public box,
+    its release, the weights, and the scaling of x to the unit box for the fit."""
+
+    def _check_common(self):
+        if self.epsilon is not None:
+            from ..privacy.mechanisms import check_delta, check_epsilon
+
+            check_epsilon(self.epsilon)
+            check_delta(self.delta, positive=False)
+        for name in ("C",):
+            v = getattr(self, name)
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not (np.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+        if self.negative_weights not in NEGATIVE_WEIGHTS:
+            raise ValueError(f"negative_weights must be one of {NEGATIVE_WEIGHTS}, got {self.negative_weights!r}")
+        if self.sketch_params is not None and not isinstance(self.sketch_params, dict):
+            raise TypeError(f"sketch_params must be a dict or None, got {type(self.sketch_params).__name__}")
+
+    def _x_bounds(self, X):
+        d = X.shape[1]
+        if self.bounds is None:
+            warnings.warn("bounds not given: the box of X is read from the data, which is not differentially "
+                          "private; pass public bounds=(lower, upper) for a private fit", RuntimeWarning, stacklevel=3)
+            lo, hi = X.min(axis=0), X.max(axis=0)
+            return check_bounds((lo, hi), d)
+        return check_bounds(self.bounds, d)
+
+    def _release(self, records, domain, rng):
+        fm = make_box_map(self.sketch, domain.lower, domain.upper, random_state=rng, **(self.sketch_params or {}))
+        sk = fm.sketch(records)
+        if self.epsilon is None:
+            return sk
+        return make_private(sk, self.epsilon, self.delta, neighbouring=self.neighbouring, split=self.split,
+                            accountant=self.accountant)
+
+    def _weights(self, sketch, domain, rng):
+        if not isinstance(sketch, Sketch):
+            raise TypeError(f"sketch must be a pysketch Sketch or PrivateSketch, got {type(sketch).__name__}")
+        m2m = M2M(domain, n_synthetic=self.n_synthetic, regularization=self.regularization, loss=self.loss,
+                  random_state=rng).fit(sketch)
+        w = m2m.weights_
+        if self.negative_weights == "clip":
+            pos = np.maximum(w, 0.0)
+            w = pos * (m2m.mass_ / pos.sum()) if pos.sum() > 0 else pos
+        self.m2m_ = m2m
+        self.privacy_ = getattr(sketch, "privacy", None)
+        self.count_ = m2m.count_
+        return m2m.synthetic_, w
+
+    def _unscale(self, theta, b, lo, hi):
+        """Coefficients on the centred unit-box coordinates u = (x - lo) / (hi - lo) - 1/2
+        -> on x."""
+        coef = theta / (hi - lo)
+        return coef, b - coef @ lo - 0.5 * theta.sum()
+
+    def decision_function(self, X):
+        if not hasattr(self, "coef_"):
+            raise not_fitted_error(self)
+        X = check_array(X, "X")
+        if X.shape[1] != self.coef_.shape[-1]:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.coef_.shape[-1]} features as input")
+        return X @ self.coef_.reshape(-1) + self.intercept_
+
+
+class M2MLogisticRegression(_ImplicitM2M):
+    """Binary logistic regression fitted from a (private) sketch of (x, y) by implicit M2M.
+
+    ``fit(X, y)`` sketches the records [x, y] (y as 0/1) with a box map ('real' RFF by
+    default, or 'race', 'hist'), releases the sketch with (epsilon, delta)-DP when epsilon is
+    given, and fits on the re-weighted synthetic points; ``fit_sketch(sketch, domain)`` fits
+    from a sketch released elsewhere (its last coordinate is the 0/1 label).
+
+    Parameters
+    ----------
+    bounds : (lower, upper) or (d, 2) array, optional
+        Public box of X (without it the box is read from X, with a warning: not private).
+    epsilon, delta, neighbouring, split, accountant
+        The release (pysketch.privacy.make_private; split is the sum's share of epsilon
+        under add/remove, 0.98 as [P] Sec. 4). epsilon=None: no noise.
+    sketch : {'real', 'race', 'hist'}
+        The map (`pysketch.features.make_box_map`), with `sketch_params` (dict).
+    C : float
+        Inverse regularization strength, as scikit-learn's (see the module docstring).
+    negative_weights : {'keep', 'clip'}
+    n_synthetic, regularization, loss
+        Of the M2M weights (pysketch.m2m.M2M).
+    max_iter, tol : L-BFGS limits.
+    random_state : the public randomness (map, synthetic points); noise is never seeded.
+    """
+
+    _estimator_type = "classifier"
+
+    def __init__(self, *, bounds=None, epsilon=None, delta=0.0, neighbouring="add_remove", split=0.98,
+                 sketch="real", sketch_params=None, C=1.0, negative_weights="keep", n_synthetic=DEFAULT_N_SYNTHETIC,
+                 regularization="eq5", loss="sum", max_iter=1000, tol=1e-8, random_state=None, accountant=None):
+        self.bounds = bounds
+        self.epsilon = epsilon
+        self.delta = delta
+        self.neighbouring = neighbouring
+        self.split = split
+        self.sketch = sketch
+        self.sketch_params = sketch_params
+        self.C = C
+        self.negative_weights = negative_weights
+        self.n_synthetic = n_synthetic
+        self.regularization = regularization
+        self.loss = loss
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def fit(self, X, y):
+        """Sketch [X, y], release it (if epsilon) and fit. y: two classes."""
+        self._check_common()
+        X = check_array(X, "X")
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}), got shape {y.shape}")
+        classes = np.unique(y)
+        if classes.size != 2:
+            raise ValueError(f"M2MLogisticRegression is binary: y must hold exactly 2 classes, got {classes.size}")
+        lo, hi = self._x_bounds(X)
+        d = X.shape[1]
+        domain = Domain(np.append(lo, 0.0), np.append(hi, 1.0), discrete={d: [0.0, 1.0]})
+        records = np.column_stack([X, (y == classes[1]).astype(np.float64)])
+        rng = as_generator(self.random_state)
+        sk = self._release(records, domain, rng)
+        self.fit_sketch(sk, domain, _rng=rng)
+        self.classes_ = classes
+        return self
+
+    def fit_sketch(self, sketch, domain, *, _rng=None):
+        """Fit from a sketch of records [x, y] (y in {0, 1}, the last coordinate) whose
+        public domain is `domain` (a Domain with the label column discrete {0, 1})."""
+        self._check_common()
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a pysketch.m2m.Domain, got {type(domain).__name__}")
+        rng = as_generator(self.random_state) if _rng is None else _rng
+        Z, w = self._weights(sketch, domain, rng)
+        lo, hi = domain.lower[:-1], domain.upper[:-1]
+        U = (Z[:, :-1] - lo) / (hi - lo) - 0.5  # the unit box, centred
+        y = Z[:, -1]
+        c = self.C * self.count_ * w
+        p = U.shape[1]
+        ridge = np.append(np.ones(p), INTERCEPT_RIDGE)
+
+        def fun(params):
+            theta, b = params[:p], params[p]
+            t = U @ theta + b
+            # logistic loss log(1 + e^t) - y t, stably
+            loss = np.logaddexp(0.0, t) - y * t
+            r = c * (_sigmoid(t) - y)
+            value = c @ loss + 0.5 * (ridge * params) @ params
+            grad = np.append(U.T @ r, r.sum()) + ridge * params
+            return value, grad
+
+        res = optimize.minimize(fun, np.zeros(p + 1), jac=True, method="L-BFGS-B",
+                                options={"maxiter": self.max_iter, "gtol": self.tol, "ftol": 1e-15})
+        self.n_iter_ = int(res.nit)
+        coef, b = self._unscale(res.x[:p], res.x[p], lo, hi)
+        self.coef_ = coef[None, :]
+        self.intercept_ = np.array([b])
+        if not hasattr(self, "classes_") or self.classes_.size != 2:
+            self.classes_ = np.array([0, 1])
+        self.n_features_in_ = p
+        return self
+
+    def predict_proba(self, X):
+        t = self.decision_function(X)
+        p1 = _sigmoid(t)
+        return np.column_stack([1.0 - p1, p1])
+
+    def predict(self, X):
+        scores = self.decision_function(X)  # NotFittedError first
+        return self.classes_[(scores > 0).astype(int)]
+
+    def score(self, X, y):
+        """Mean accuracy on (X, y)."""
+        return float(np.mean(self.predict(X) == np.asarray(y)))
+
+
+class M2MLinearRegression(_ImplicitM2M):
+    """Least-squares (ridge) regression fitted from a (private) sketch of (x, y) by implicit
+    M2M: theta* = argmin C n^ sum_j w_j (y~_j - x~_j theta - b)^2 + 1/2 ||(theta, b)||^2 on
+    the unit-box coordinates, a linear system. With negative weights its matrix may be
+    indefinite: its eigenvalues are then floored at the regularization's (a warning says
+    how many), which keeps the solution bounded.
+
+    Parameters as M2MLogisticRegression, plus ``y_bounds`` (lower, upper): the public range
+    of y (required with epsilon; else read from y with a warning).
+    """
+
+    _estimator_type = "regressor"
+
+    def __init__(self, *, bounds=None, y_bounds=None, epsilon=None, delta=0.0, neighbouring="add_remove", split=0.98,
+                 sketch="real", sketch_params=None, C=1.0, negative_weights="keep", n_synthetic=DEFAULT_N_SYNTHETIC,
+                 regularization="eq5", loss="sum", random_state=None, accountant=None):
+        self.bounds = bounds
+        self.y_bounds = y_bounds
+        self.epsilon = epsilon
+        self.delta = delta
+        self.neighbouring = neighbouring
+        self.split = split
+        self.sketch = sketch
+        self.sketch_params = sketch_params
+        self.C = C
+        self.negative_weights = negative_weights
+        self.n_synthetic = n_synthetic
+        self.regularization = regularization
+        self.loss = loss
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def fit(self, X, y):
+        self._check_common()
+        X = check_array(X, "X")
+        y = np.asarray(y, dtype=np.float64).reshape(-1)
+        if y.shape[0] != X.shape[0] or not np.isfinite(y).all():
+            raise ValueError(f"y must be finite, one value per row of X ({X.shape[0]}), got shape {y.shape}")
+        lo, hi = self._x_bounds(X)
+        if self.y_bounds is None:
+            warnings.warn("y_bounds not given: the range of y is read from the data, which is not differentially "
+                          "private; pass public y_bounds=(lower, upper)", RuntimeWarning, stacklevel=2)
+            ylo, yhi = check_bounds((y.min(), y.max()), 1)
+        else:
+            ylo, yhi = check_bounds(self.y_bounds, 1)
+        domain = Domain(np.append(lo, ylo), np.append(hi, yhi))
+        rng = as_generator(self.random_state)
+        sk = self._release(np.column_stack([X, y]), domain, rng)
+        return self.fit_sketch(sk, domain, _rng=rng)
+
+    def fit_sketch(self, sketch, domain, *, _rng=None):
+        """Fit from a sketch of records [x, y] (y the last coordinate) on `domain`."""
+        self._check_common()
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a pysketch.m2m.Domain, got {type(domain).__name__}")
+        rng = as_generator(self.random_state) if _rng is None else _rng
+        Z, w = self._weights(sketch, domain, rng)
+        lo, hi = domain.lower[:-1], domain.upper[:-1]
+        A = np.column_stack([(Z[:, :-1] - lo) / (hi - lo) - 0.5, np.ones(Z.shape[0])])
+        c = self.C * self.count_ * w
+        H = (A * c[:, None]).T @ A
+        H = (H + H.T) / 2 + np.diag(np.append(np.ones(A.shape[1] - 1), INTERCEPT_RIDGE))
+        g = A.T @ (c * Z[:, -1])
+        vals, vecs = np.linalg.eigh(H)
+        low = vals < INTERCEPT_RIDGE
+        if low.any():
+            warnings.warn(f"{int(low.sum())} direction(s) of the weighted least-squares matrix had negative curvature "
+                          "(negative M2M weights); floored at the regularization", RuntimeWarning, stacklevel=2)
+        sol = vecs @ ((vecs.T @ g) / np.maximum(vals, INTERCEPT_RIDGE))
+        p = A.shape[1] - 1
+        self.coef_, self.intercept_ = self._unscale(sol[:p], sol[p], lo, hi)
+        self.n_features_in_ = p
+        return self
+
+    def predict(self, X):
+        return self.decision_function(X)
+
+    def score(self, X, y):
+        """R^2 on (X, y)."""
+        y = np.asarray(y, dtype=np.float64)
+        r = y - self.predict(X)
+        return float(1.0 - (r @ r) / np.sum((y - y.mean()) ** 2))
+
+
+def _sigmoid(t):
+    out = np.empty_like(t)
+    pos = t >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-t[pos]))
+    e = np.exp(t[~pos])
+    out[~pos] = e / (1.0 + e)
+    return out
