@@ -252,3 +252,18 @@ def test_gaussian_release_uses_the_l2_sensitivity():
     assert p.privacy["mechanism"] == "gaussian" and p.privacy["sensitivity_sum"] == pytest.approx(2.0)
     r = make_private(sk, 1.0, 1e-6, neighbouring="replace", insecure_seed=1)
     assert r.privacy["sensitivity_sum"] == pytest.approx(math.sqrt(8)) and r.count == 50
+
+
+def test_box_maps_take_one_scale_per_coordinate():
+    lo, hi = np.array([0.0, -5.0]), np.array([1.0, 5.0])
+    rff = make_box_map("real", lo, hi, n_frequencies=20_000, sigma=[1.0, 0.25], random_state=0)
+    # frequency std 1 / (sigma_j (hi_j - lo_j)) per coordinate, within 3% (20 000 draws)
+    np.testing.assert_allclose(rff.operator.to_dense().std(axis=1), [1.0, 1 / (0.25 * 10)], rtol=0.03)
+    race = make_box_map("race", lo, hi, n_hashes=20_000, width=[0.1, 0.5], random_state=0)
+    np.testing.assert_allclose(race.operator.to_dense().std(axis=1), [10.0, 1 / (0.5 * 10)], rtol=0.03)
+    with pytest.raises(ValueError, match="sigma must be a positive finite number or 2"):
+        make_box_map("real", lo, hi, sigma=[1.0, 0.0])
+    with pytest.raises(ValueError, match="width must be a positive finite number or 2"):
+        make_box_map("race", lo, hi, width=[1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="no box form"):
+        make_box_map("quadratic", lo, hi)

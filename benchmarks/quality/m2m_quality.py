@@ -31,7 +31,8 @@ Parts (``--parts``):
   minutes x [1, 10] x [0, 6] (film history, a feature-length cap, IMDb's rating scale and
   vote counts; length above 240 minutes, 0.1 % of the films, is capped with a printed count);
   a new random 90/10 train/test split per repetition. ROC-AUC on the test split against
-  epsilon for M2M with RFF, RACE and HIST (20 bins, as [P] Sec. 4.3), DP-ERM objective
+  epsilon for M2M with RFF, RACE and HIST (20 bins, as [P] Sec. 4.3) under pure epsilon-DP
+  (Laplace, as [P]), RFF and RACE under (epsilon, 1e-6)-DP (``-gauss`` rows), DP-ERM objective
   perturbation (pysketch.baselines.objective_perturbation_logistic, Lambda = 1e-3, replace
   neighbours), diffprivlib's LogisticRegression (data_norm from the public box) and
   scikit-learn's non-private LogisticRegression.
@@ -249,6 +250,9 @@ def part_queries(reps, qs=(1, 3, 10, 30, 100, 300, 1000), eps=1.0):
         print(f"{'PASS' if ok else 'FAIL'}: {name} beats per-query budgets for every q >= 100")
 
 
+#: delta of the (epsilon, delta) rows of the classification part (analytic Gaussian noise at the
+#: L2 sensitivity: sqrt(m') for RFF, sqrt(R) for RACE, against sqrt(2) m' and R in L1); far below 1 / n
+GAUSS_DELTA = 1e-6
 MOVIES_BOX = (np.array([1890.0, 0.0, 1.0, 0.0]), np.array([2010.0, 240.0, 10.0, 6.0]))
 
 
@@ -281,11 +285,15 @@ def part_classification(reps, grid):
             warnings.simplefilter("ignore")
             sk = LogisticRegression(max_iter=3000).fit((X[tr] - lo) / (hi - lo), y[tr])
         acc.setdefault(("sklearn", math.inf), []).append(auc(sk.decision_function((X[te] - lo) / (hi - lo))))
-        for name, params in (("rff", {}), ("race", {}), ("hist", {"n_bins": 20})):
-            kind = MAPS[name][0]
+        for name, params, delta in (("rff", {}, 0.0), ("race", {}, 0.0), ("hist", {"n_bins": 20}, 0.0),
+                                    ("rff-gauss", {}, GAUSS_DELTA), ("race-gauss", {}, GAUSS_DELTA)):
+            kind = MAPS[name.split("-")[0]][0]
             for eps in grid:
+                if math.isinf(eps) and delta:
+                    continue
                 model = M2MLogisticRegression(bounds=MOVIES_BOX, epsilon=None if math.isinf(eps) else eps,
-                                              sketch=kind, sketch_params=params, random_state=100 * rep + 7)
+                                              delta=delta, sketch=kind, sketch_params=params,
+                                              random_state=100 * rep + 7)
                 model.fit(X[tr], y[tr])
                 acc.setdefault((name, eps), []).append(auc(model.decision_function(X[te])))
         for eps in grid:
@@ -303,7 +311,8 @@ def part_classification(reps, grid):
                     warnings.simplefilter("ignore")
                     dpl = DPLR(epsilon=eps, data_norm=math.sqrt(X.shape[1]), random_state=rep).fit(U[tr], y[tr])
                 acc.setdefault(("diffprivlib", eps), []).append(auc(dpl.decision_function(U[te])))
-    methods = ["rff", "race", "hist", "dp-erm"] + (["diffprivlib"] if have_dpl else []) + ["sklearn"]
+    methods = ["rff", "race", "hist", "rff-gauss", "race-gauss", "dp-erm"] + (["diffprivlib"] if have_dpl else []) \
+        + ["sklearn"]
     rows = [[meth] + [float(np.mean(acc[(meth, e)])) if (meth, e) in acc else float("nan") for e in grid]
             for meth in methods]
     table(rows, f"movies (Animation): test ROC-AUC against epsilon (mean over {reps} repetitions; inf = no noise)",

@@ -845,9 +845,10 @@ class RaceMap(OneHotMap):
     @classmethod
     def from_box(cls, lower, upper, *, n_hashes=80, n_buckets=80, width=0.1, random_state=None):
         """RACE for records in the box: each coordinate measured in units of the box's
-        side, so that `width` is the bucket width in those units."""
+        side, so that `width` (a number or one per coordinate) is the bucket width in those
+        units."""
         lo, hi = _box_arrays(lower, upper)
-        width = _check_radius(width, "width")
+        width = _scales(width, lo.size, "width")
         rng = as_generator(random_state)
         omega = rng.standard_normal((lo.size, check_int(n_hashes, "n_hashes"))) / (width * (hi - lo))[:, None]
         return cls(DenseOperator(omega), n_buckets=n_buckets, random_state=rng)
@@ -997,7 +998,7 @@ def make_box_map(kind, lower, upper, *, random_state=None, **params):
 
     - 'real' (RFF, the default of [P]: ``n_frequencies=100``, i.e. m = 200 real features,
       ``sigma=1``), 'complex', 'quantized': Gaussian frequencies of kernel scale `sigma`
-      in units of the box's side (omega_j / (upper - lower) coordinate-wise);
+      (a number or one per coordinate) in units of the box's side;
     - 'race': ``n_hashes=80``, ``n_buckets=80``, ``width=0.1`` in units of the box's side;
     - 'hist': ``n_bins=100`` equal-width bins per attribute on the box.
     """
@@ -1015,11 +1016,23 @@ def box_map_kinds():
     return tuple(k for k in FEATURE_MAPS.names() if getattr(FEATURE_MAPS.get(k), "from_box", None) is not None)
 
 
+def _scales(value, d, name):
+    """A positive kernel scale per coordinate from a number or a (d,) array."""
+    v = np.array(value, dtype=np.float64)
+    if v.ndim == 0:
+        v = np.full(d, float(v))
+    if v.shape != (d,) or not (np.isfinite(v).all() and (v > 0).all()):
+        raise ValueError(f"{name} must be a positive finite number or {d} of them (one per coordinate), got {value!r}")
+    return v
+
+
 def _fourier_from_box(cls, lower, upper, *, n_frequencies=100, sigma=1.0, random_state=None):
     lo, hi = _box_arrays(lower, upper)
+    sig = _scales(sigma, lo.size, "sigma")
     rng = as_generator(random_state)
-    omega = GaussianLaw(sigma).sample(lo.size, check_int(n_frequencies, "n_frequencies"), rng)
-    omega = omega / (hi - lo)[:, None]
+    # Gaussian frequencies of kernel scale sigma_j in units of the box's side j
+    omega = GaussianLaw(1.0).sample(lo.size, check_int(n_frequencies, "n_frequencies"), rng)
+    omega = omega / (sig * (hi - lo))[:, None]
     return cls(DenseOperator(omega), random_state=rng)
 
 
