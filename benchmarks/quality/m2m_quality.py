@@ -20,8 +20,10 @@ Parts (``--parts``):
   direct baseline spends the whole epsilon on its one task (so the comparison favours the
   baselines 5 to 1): ``direct`` = pysketch.baselines.laplace_moments (mean, second moment),
   laplace_histogram (10 bins: the CDF), laplace_covariance, laplace_counting_queries (each
-  query epsilon / 100); ``diffprivlib`` = diffprivlib.tools.mean and histogram (per column
-  epsilon / d, which diffprivlib itself does for axis=0) when importable.
+  query epsilon / 100); ``diffprivlib`` = diffprivlib.tools.mean, var (the second moment as
+  var + mean^2, epsilon / 2 each) and histogram (per column epsilon / d, which diffprivlib
+  itself does for axis=0) when importable; diffprivlib treats n as public (bounded DP), the
+  direct baselines and M2M do not. OpenDP is not installed here (its rows would need it).
 - ``queries``: counting queries at total epsilon = 1: M2M (one release, any number of
   queries) against answering each of q queries with epsilon / q, for q = 1 ... 1000; the
   crossover q.
@@ -195,11 +197,14 @@ def part_sweep(reps, grid):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     mean = diffprivlib.tools.mean(X, epsilon=eps, bounds=(0.0, 1.0), axis=0)
+                    # second moment = var + mean^2, each released with half of epsilon
+                    second = (diffprivlib.tools.var(X, epsilon=eps / 2, bounds=(0.0, 1.0), axis=0)
+                              + diffprivlib.tools.mean(X, epsilon=eps / 2, bounds=(0.0, 1.0), axis=0) ** 2)
                     cdf = np.stack([np.cumsum(diffprivlib.tools.histogram(X[:, j], epsilon=eps / 10, bins=10,
                                                                           range=(0, 1))[0])
                                     for j in range(10)], axis=1)
                 cdf = cdf / np.maximum(cdf[-1:], 1)
-                for task, e in errors(t, mean, None, cdf, None, None).items():
+                for task, e in errors(t, mean, second, cdf, None, None).items():
                     acc.setdefault(("diffprivlib", task, eps), []).append(e)
     tasks = ["mean", "second", "cdf_emd", "cov_fro", "count_mae"]
     methods = list(MAPS) + ["direct"] + (["diffprivlib"] if have_dpl else [])
