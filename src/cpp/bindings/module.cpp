@@ -18,6 +18,7 @@ void bind_decoders(pybind11::module_ &m);
 void bind_subsample(pybind11::module_ &m);
 void bind_clamp(pybind11::module_ &m);
 void bind_onehot(pybind11::module_ &m);
+void bind_sparse_jl(pybind11::module_ &m);
 }  // namespace pysketch_bind
 
 #if defined(PYBIND11_VERSION_HEX) && PYBIND11_VERSION_HEX >= 0x020D0000
@@ -34,4 +35,5 @@ PYBIND11_MODULE(_core, m)
     pysketch_bind::bind_subsample(m);
     pysketch_bind::bind_clamp(m);
     pysketch_bind::bind_onehot(m);
+    pysketch_bind::bind_sparse_jl(m);
 }
