@@ -36,6 +36,8 @@ from .frequencies import FrequencyLaw, GaussianLaw
 from .hadamard import output_array
 
 __all__ = ["FrequencyOperator", "DenseOperator", "StructuredOperator", "make_operator", "STRUCTURED_KINDS",
+           "SparseJLOperator", "SparseJLBlock", "SparseJLGraph", "polynomial_hash", "draw_hash_coefficients",
+           "MERSENNE61", "FastJLOperator",
            "spectral_norm_sq_bound", "column_norm_sq_bound"]
 
 STRUCTURED_KINDS = ("r3", "gr2", "fastfood")
@@ -638,3 +640,363 @@ def make_operator(d, m, kind="auto", law=None, *, random_state=None, dtype=np.fl
     if kind in STRUCTURED_KINDS:
         return StructuredOperator.draw(d, m, kind, law, random_state=random_state, dtype=dtype)
     raise ValueError(f"kind must be 'auto', 'dense' or one of {STRUCTURED_KINDS}, got {kind!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Johnson-Lindenstrauss operators for private distances (issue 18; notes seed002). As every
+# operator here they are Omega = S^T (d x k): `apply(X)` gives the rows S x.
+
+#: The Mersenne prime 2^61 - 1: the field of the k-wise independent polynomial hashes
+#: (notes seed002 P4 and pitfall 16: the modular reduction's bias is of order range / p).
+MERSENNE61 = (1 << 61) - 1
+_M61 = np.uint64(MERSENNE61)
+_LOW31 = np.uint64((1 << 31) - 1)
+_LOW30 = np.uint64((1 << 30) - 1)
+
+
+def _mod61(x):
+    """x mod 2^61 - 1 for uint64 x (vectorized)."""
+    x = (x & _M61) + (x >> np.uint64(61))
+    x = (x & _M61) + (x >> np.uint64(61))
+    return np.where(x >= _M61, x - _M61, x)
+
+
+def _mulmod61(a, b):
+    """a b mod 2^61 - 1 for uint64 a, b < 2^61, exactly, in uint64 arithmetic: with
+    a = a1 2^31 + a0 and b = b1 2^31 + b0, a b = a1 b1 2^62 + (a1 b0 + a0 b1) 2^31 + a0 b0,
+    and 2^61 = 1 (mod p), so 2^62 = 2 and (m_hi 2^30 + m_lo) 2^31 = m_hi + m_lo 2^31."""
+    a1, a0 = a >> np.uint64(31), a & _LOW31
+    b1, b0 = b >> np.uint64(31), b & _LOW31
+    mid = a1 * b0 + a0 * b1  # < 2^62
+    total = (a1 * b1) * np.uint64(2) + (mid >> np.uint64(30)) + ((mid & _LOW30) << np.uint64(31)) + a0 * b0
+    return _mod61(total)  # total < 2^61 + 2^32 + 2^61 + 2^62 < 2^64
+
+
+def polynomial_hash(coefficients, x):
+    """The t-wise independent hash of the integers x (uint64 array < p): the polynomial of
+    degree t - 1 with the given t coefficients (in [0, p)) over GF(2^61 - 1), by Horner's
+    rule; values in [0, p)."""
+    x = _mod61(np.asarray(x, dtype=np.uint64))
+    acc = np.full(x.shape, np.uint64(int(coefficients[0])), dtype=np.uint64)
+    for c in coefficients[1:]:
+        acc = _mod61(_mulmod61(acc, x) + np.uint64(int(c)))
+    return acc
+
+
+def draw_hash_coefficients(n_functions, independence, random_state=None):
+    """(n_functions, independence) coefficients in [0, 2^61 - 1) of independent polynomial
+    hashes (from the public seed: these define the public matrix)."""
+    rng = as_generator(random_state)
+    return rng.integers(0, MERSENNE61, size=(n_functions, independence), dtype=np.uint64)
+
+
+class SparseJLOperator(FrequencyOperator):
+    """A sparse Johnson-Lindenstrauss transform S (k x d) of Kane & Nelson (JACM 2014), as
+    Omega = S^T: every column of S has exactly s nonzeros +-1/sqrt(s) (notes seed002
+    sec. 2). Its sensitivities under the l1 neighbouring relation ||x - y||_1 <= 1 (the
+    largest column norms, Def. 3 of Stausholm) are Delta_1 = sqrt(s) and Delta_2 = 1 for
+    every draw (`sensitivity`), so no matrix-dependent calibration is needed.
+
+    ``SparseJLOperator.draw(d, k, s, construction='block', independence=4,
+    random_state=None)``:
+
+    - 'block' (Kane-Nelson (c)): s blocks of k/s rows (s must divide k); in block r, column
+      j has its nonzero at row r k/s + h_r(j) with sign phi_r(j), h_r and phi_r polynomial
+      hashes of degree independence - 1 over GF(2^61 - 1) from the public seed (4-wise
+      signs and pairwise rows give the exact variance, notes sec. 2.4);
+    - 'graph' (Kane-Nelson (b)): s distinct rows per column uniformly among k, independent
+      signs, drawn from the public seed's generator (fully random tables).
+
+    Products run in the C++ core (dense batches by tiles of records, scipy.sparse CSR input
+    in O(s nnz)); `update` adds one coordinate change to a sketch in O(s); `to_sparse` gives
+    S as a scipy.sparse CSR matrix. The tables (rows, signs) are the state.
+    """
+
+    construction = None
+
+    def __init__(self, rows, signs, k, *, independence=None):
+        k = _check_positive_int(k, "k")
+        rows = np.ascontiguousarray(rows, dtype=np.int32)
+        signs = np.ascontiguousarray(signs, dtype=np.int8)
+        if rows.ndim != 2 or rows.shape != signs.shape or rows.size == 0:
+            raise ValueError(f"rows and signs must be two (s, d) arrays of one shape, got {rows.shape} and {signs.shape}")
+        if not np.isin(signs, (-1, 1)).all():
+            raise ValueError("signs must be +-1")
+        self.s = rows.shape[0]
+        self.independence = independence
+        self.rows, self.signs = rows, signs
+        self.vals = np.ascontiguousarray(signs / math.sqrt(self.s), dtype=np.float64)
+        if (rows < 0).any() or (rows >= k).any():
+            raise ValueError(f"rows must lie in [0, k = {k})")
+        super().__init__(rows.shape[1], k, np.dtype(np.float64), None)
+
+    @classmethod
+    def draw(cls, d, k, s, construction="block", independence=4, random_state=None):
+        d = _check_positive_int(d, "d")
+        k = _check_positive_int(k, "k")
+        s = _check_positive_int(s, "s")
+        if s > k:
+            raise ValueError(f"s must be <= k, got s = {s} > k = {k}")
+        rng = as_generator(random_state)
+        if construction == "block":
+            if k % s:
+                raise ValueError(f"the block construction needs s to divide k, got k = {k}, s = {s}")
+            independence = _check_positive_int(independence, "independence")
+            coef = draw_hash_coefficients(2 * s, independence, rng)
+            j = np.arange(d, dtype=np.uint64)
+            B = k // s
+            rows = np.empty((s, d), np.int32)
+            signs = np.empty((s, d), np.int8)
+            for r in range(s):
+                rows[r] = r * B + (polynomial_hash(coef[2 * r], j) % np.uint64(B)).astype(np.int64)
+                signs[r] = 1 - 2 * (polynomial_hash(coef[2 * r + 1], j) & np.uint64(1)).astype(np.int8)
+            return SparseJLBlock(rows, signs, k, independence=independence)
+        if construction == "graph":
+            rows = np.empty((s, d), np.int32)
+            for start in range(0, d, 1 << 16):  # s distinct rows per column: the first s of a random order
+                stop = min(d, start + (1 << 16))
+                rows[:, start:stop] = np.argsort(rng.random((stop - start, k)), axis=1)[:, :s].T
+            signs = (1 - 2 * rng.integers(0, 2, size=(s, d))).astype(np.int8)
+            return SparseJLGraph(rows, signs, k)
+        raise ValueError(f"construction must be 'block' or 'graph', got {construction!r}")
+
+    @property
+    def k(self):
+        return self.m
+
+    def sensitivity(self, p):
+        """Delta_p(S) = max_j ||S_{:, j}||_p under ||x - y||_1 <= 1: sqrt(s) (p = 1), 1 (p = 2),
+        for every draw."""
+        if p == 1:
+            return math.sqrt(self.s)
+        if p == 2:
+            return 1.0
+        raise ValueError(f"p must be 1 or 2, got {p!r}")
+
+    def apply(self, X, out=None):
+        """S x for every row x of X (a 2-D array, a single record, or a scipy.sparse matrix
+        with rows as records, in O(s nnz))."""
+        if hasattr(X, "tocsr") and type(X).__module__.startswith("scipy.sparse"):
+            A = X.tocsr()
+            if A.shape[1] != self.d:
+                raise ValueError(f"X must have {self.d} columns, got shape {A.shape}")
+            if not A.has_canonical_format:  # sorted, no duplicates: the same bits as the dense product
+                A = A.copy()
+                A.sum_duplicates()
+            data = A.data if A.data.dtype in (np.float32, np.float64) else A.data.astype(np.float64)
+            if not np.isfinite(data).all():
+                raise ValueError("X must not contain NaN or infinity")
+            res = self._output(out, (A.shape[0], self.m), False, "out")
+            _core.sjlt_apply_csr(A.indptr, A.indices, data, self.d, self.rows, self.vals, res)
+            return res
+        return super().apply(X, out)
+
+    def _apply(self, X, out):
+        _core.sjlt_apply(X, self.rows, self.vals, out)
+
+    def _adjoint(self, V, out):
+        # (V S)[:, j] = sum_r vals[r, j] V[:, rows[r, j]]
+        out[...] = 0.0
+        for r in range(self.s):
+            out += V[:, self.rows[r]] * self.vals[r]
+
+    def update(self, y, j, delta):
+        """Add delta e_j to the sketched vector: y += delta S e_j, in place, O(s)."""
+        if not isinstance(y, np.ndarray) or y.shape != (self.m,) or y.dtype != np.float64:
+            raise ValueError(f"y must be a float64 array of shape ({self.m},)")
+        if isinstance(j, (bool, np.bool_)) or not isinstance(j, numbers.Integral) or not 0 <= j < self.d:
+            raise ValueError(f"j must be a coordinate index in [0, {self.d}), got {j!r}")
+        _core.sjlt_update(y, int(j), float(delta), self.rows, self.vals)
+        return y
+
+    def to_sparse(self):
+        """S as a scipy.sparse CSR matrix (k, d)."""
+        from scipy import sparse
+
+        cols = np.tile(np.arange(self.d), self.s)
+        return sparse.csr_matrix((self.vals.reshape(-1), (self.rows.reshape(-1), cols)), shape=(self.m, self.d))
+
+    def to_dense(self):
+        return np.ascontiguousarray(self.to_sparse().toarray().T)
+
+    def accumulate(self, feature, X, dither, acc0, acc1):
+        rows = max(1, (8 << 20) // (self.m * 8))
+        P = np.empty((min(rows, X.shape[0]), self.m))
+        for start in range(0, X.shape[0], rows):
+            chunk = X[start : start + rows]
+            Pc = P[: chunk.shape[0]]
+            self._apply(chunk, Pc)
+            _core.accumulate_features(feature, Pc, dither, acc0, acc1)
+
+    def _meta(self):
+        return {"s": self.s, "independence": self.independence}
+
+    def _arrays(self):
+        return {"rows": self.rows, "signs": self.signs}
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        return cls(arrays["rows"], arrays["signs"], meta["m"], independence=meta.get("independence"))
+
+    def __repr__(self):
+        return f"{type(self).__name__}(d={self.d}, k={self.m}, s={self.s})"
+
+
+class SparseJLBlock(SparseJLOperator):
+    """Kane-Nelson's block construction (see SparseJLOperator.draw)."""
+
+    kind = "sjlt_block"
+    construction = "block"
+
+
+class SparseJLGraph(SparseJLOperator):
+    """Kane-Nelson's graph construction (see SparseJLOperator.draw)."""
+
+    kind = "sjlt_graph"
+    construction = "graph"
+
+
+OPERATORS.register("sjlt_block", SparseJLBlock)
+OPERATORS.register("sjlt_graph", SparseJLGraph)
+
+
+class FastJLOperator(FrequencyOperator):
+    r"""The normalized fast JL transform of Ailon & Chazelle, Phi~ = P H D / sqrt(k) (k x d),
+    as Omega = Phi~^T (notes seed002 sec. 5): records are zero-padded to d_p = 2^ceil(log2 d),
+    D is a random +-1 diagonal, H the orthonormal Walsh-Hadamard transform (pysketch.fwht,
+    the FFHT kernel), P a sparse k x d_p matrix whose entries are N(0, 1/q) with probability
+    q and 0 otherwise. E ||Phi~ x||^2 = ||x||^2; the variance of ||Phi~ z||^2 is the notes'
+    exact sec. 5.1 formula (`pysketch.distances.formulas.jl_variance('fjlt', ...)`), below
+    (3/k)||z||^4 only for q >= 9 / (d_p + 9) (Lemma 7's missing condition: a warning below it).
+
+    ``FastJLOperator.draw(d, k, q, random_state=None)``. Its sensitivities depend on the
+    draw: `sensitivity(p)` computes max_j ||Phi~_{:, j}||_p exactly from P H (k fast
+    transforms; notes Note 6), never the nominal 1.
+    """
+
+    kind = "fjlt"
+
+    def __init__(self, d, signs, P, *, q):
+        from scipy import sparse
+
+        d = _check_positive_int(d, "d")
+        signs = np.ascontiguousarray(signs, dtype=np.float64)
+        dp = signs.size
+        if dp & (dp - 1) or dp < d or (dp >= 2 * d and d > 1):
+            raise ValueError(f"signs must have the padded length 2^ceil(log2 d) for d = {d}, got {dp}")
+        P = sparse.csr_matrix(P, dtype=np.float64)
+        if P.shape[1] != dp:
+            raise ValueError(f"P must have {dp} columns, got shape {P.shape}")
+        self.q = float(q)
+        self.signs, self.P = signs, P
+        self.padded_d = dp
+        self._PT = P.T.tocsr()
+        self._sens = {}
+        super().__init__(d, P.shape[0], np.dtype(np.float64), None)
+        # P's columns as fixed-width tables for the sparse JL kernel (Y = Z P^T / sqrt(k)):
+        # column j's entries first, then zero entries (row 0, value 0) up to the widest column
+        Pc = P.tocsc()
+        Pc.sort_indices()
+        counts = np.diff(Pc.indptr)
+        width = max(1, int(counts.max()) if counts.size else 1)
+        cols = np.repeat(np.arange(dp), counts)
+        pos = np.arange(Pc.nnz) - np.repeat(Pc.indptr[:-1], counts)
+        self._rows_t = np.zeros((width, dp), np.int32)
+        self._vals_t = np.zeros((width, dp))
+        self._rows_t[pos, cols] = Pc.indices
+        self._vals_t[pos, cols] = Pc.data / math.sqrt(self.m)
+
+    @classmethod
+    def draw(cls, d, k, q, random_state=None):
+        from scipy import sparse
+
+        d = _check_positive_int(d, "d")
+        k = _check_positive_int(k, "k")
+        if isinstance(q, (bool, np.bool_)) or not isinstance(q, numbers.Real) or not 0 < q <= 1:
+            raise ValueError(f"q must be a number in (0, 1], got {q!r}")
+        dp = 1 << max(0, math.ceil(math.log2(d)))
+        if q < 9.0 / (dp + 9.0):
+            import warnings
+
+            warnings.warn(f"q = {q:g} < 9 / (d_p + 9) = {9.0 / (dp + 9.0):.3g}: the FJLT's variance exceeds Lemma 7's "
+                          "(3/k)||z||^4 (use the exact formula)", RuntimeWarning, stacklevel=2)
+        rng = as_generator(random_state)
+        signs = rng.choice(np.array([-1.0, 1.0]), size=dp)
+        mask = rng.random((k, dp)) < q
+        r, c = np.nonzero(mask)
+        P = sparse.csr_matrix((rng.standard_normal(r.size) / math.sqrt(q), (r, c)), shape=(k, dp))
+        return cls(d, signs, P, q=q)
+
+    def _rotate(self, X):
+        from .hadamard import fwht
+
+        Z = np.zeros((X.shape[0], self.padded_d))
+        Z[:, : self.d] = X * self.signs[: self.d]
+        return fwht(Z, normalized=True, out=Z)
+
+    def _apply(self, X, out):
+        _core.sjlt_apply(self._rotate(X), self._rows_t, self._vals_t, out)
+
+    def rotated(self, X):
+        """H D x (padded) for the rows of X: where input-perturbation noise may be added
+        (Note 7: noise after the orthonormal H D is distributed as noise before it)."""
+        X2, single = self._rows(X, self.d, "X")
+        Z = self._rotate(X2)
+        return Z[0] if single else Z
+
+    def project(self, Z):
+        """P z / sqrt(k) for rotated (padded) rows Z."""
+        Z = np.ascontiguousarray(np.atleast_2d(Z), dtype=np.float64)
+        out = np.empty((Z.shape[0], self.m))
+        _core.sjlt_apply(Z, self._rows_t, self._vals_t, out)
+        return out
+
+    def _adjoint(self, V, out):
+        from .hadamard import fwht
+
+        Z = np.ascontiguousarray((self._PT @ V.T).T / math.sqrt(self.m))
+        fwht(Z, normalized=True, out=Z)
+        out[...] = Z[:, : self.d] * self.signs[: self.d]
+
+    def to_dense(self):
+        return self.apply(np.eye(self.d))
+
+    def sensitivity(self, p):
+        """max_j ||Phi~_{:, j}||_p over the d input coordinates (exact, from P H)."""
+        if p not in (1, 2):
+            raise ValueError(f"p must be 1 or 2, got {p!r}")
+        if p not in self._sens:
+            from .hadamard import fwht
+
+            PH = fwht(self.P.toarray(), normalized=True)[:, : self.d] / math.sqrt(self.m)
+            A = np.abs(PH)
+            self._sens[1] = float(A.sum(axis=0).max())
+            self._sens[2] = float(np.sqrt((A * A).sum(axis=0)).max())
+        return self._sens[p]
+
+    def accumulate(self, feature, X, dither, acc0, acc1):
+        P = np.empty((X.shape[0], self.m))
+        self._apply(X, P)
+        _core.accumulate_features(feature, P, dither, acc0, acc1)
+
+    def _meta(self):
+        return {"q": self.q}
+
+    def _arrays(self):
+        P = self.P.tocsr()
+        return {"signs": self.signs, "P_data": P.data, "P_indices": P.indices.astype(np.int64),
+                "P_indptr": P.indptr.astype(np.int64)}
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        from scipy import sparse
+
+        dp = np.asarray(arrays["signs"]).size
+        P = sparse.csr_matrix((arrays["P_data"], arrays["P_indices"], arrays["P_indptr"]), shape=(meta["m"], dp))
+        return cls(meta["d"], arrays["signs"], P, q=meta["q"])
+
+    def __repr__(self):
+        return f"FastJLOperator(d={self.d}, k={self.m}, q={self.q:g})"
+
+
+OPERATORS.register("fjlt", FastJLOperator)

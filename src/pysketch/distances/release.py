@@ -1,0 +1,343 @@
+r"""Private releases of sketches S x + eta for distance estimation, and the estimators.
+
+Neighbouring relation (Stausholm Def. 1; notes seed002 sec. 1): two input vectors are
+neighbours when ||x - y||_1 <= C, C = `contribution` (1 by default: one attribute changed
+by at most 1, a histogram's one record). The sensitivities of a linear map under it are
+its largest column norms, C max_j ||S_{:, j}||_p (Def. 3): sqrt(s) C (L1) and C (L2) for
+the sparse JL transforms, computed exactly from the public matrix for any other operator.
+
+`release(op, X, epsilon, delta=0, mechanism='auto')` releases every row of X with fresh
+noise from pysketch.privacy.mechanisms (exact discrete Laplace or Gaussian on a fine grid,
+OS entropy; never the operator's public seed) and returns a `DistanceRelease`: the noisy
+values, the operator's fingerprint (its "seed id"), the noise moments m2 and m4 and the
+guarantee. Each row is an (epsilon, delta)-DP release of that row's vector (a party's
+vector); releasing the same vector twice costs twice.
+
+`sq_distance(a, b)` and `pairwise_sq_distances(A, B)` are the unbiased estimators
+||a - b||^2 - k (m2_a + m2_b) (the corrected Theorem 3 / Corollary 2), refusing releases of
+different operators; `variance` gives their exact variance (`pysketch.distances.formulas`).
+"""
+
+import dataclasses
+import json
+import math
+import numbers
+import os
+import warnings
+import zipfile
+
+import numpy as np
+
+from .._checks import check_positive
+from .._state import digest
+from ..operators import FastJLOperator, FrequencyOperator
+from ..privacy.mechanisms import Gaussian, Laplace, check_delta, check_epsilon
+from . import formulas
+
+__all__ = ["DistanceRelease", "release", "release_input", "sq_distance", "pairwise_sq_distances", "max_column_norm",
+           "choose_mechanism", "gaussian_jl_operator", "kenthapadi_release", "RELEASE_FORMAT"]
+
+RELEASE_FORMAT = "pysketch.distance_release"
+RELEASE_VERSION = 1
+MECHANISMS = ("auto", "laplace", "gaussian")
+
+
+def max_column_norm(S, p):
+    """max_j ||S_{:, j}||_p of an explicit k x d matrix (dense or scipy.sparse): the
+    l_p sensitivity of x -> S x under ||x - y||_1 <= 1 (Def. 3)."""
+    if p not in (1, 2):
+        raise ValueError(f"p must be 1 or 2, got {p!r}")
+    if hasattr(S, "tocsc") and type(S).__module__.startswith("scipy.sparse"):
+        A = abs(S.tocsc())
+        col = np.asarray(A.sum(axis=0)).ravel() if p == 1 else np.sqrt(np.asarray(A.multiply(A).sum(axis=0)).ravel())
+    else:
+        A = np.abs(np.asarray(S, dtype=np.float64))
+        col = A.sum(axis=0) if p == 1 else np.sqrt((A * A).sum(axis=0))
+    return float(col.max())
+
+
+def _operator_sensitivity(op, p):
+    own = getattr(op, "sensitivity", None)
+    if callable(own):  # the sparse JL (exact by construction) and fast JL (exact from P H) operators
+        return own(p)
+    # any other operator: S = Omega^T, its columns are Omega's rows
+    return max_column_norm(op.to_dense().T, p)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DistanceRelease:
+    """Noisy sketches of n vectors under one public operator.
+
+    values : (n, k) float64, the released S x_i + eta_i.
+    operator_id : the operator's fingerprint (SHA-256 of its state; equal ids = same S).
+    construction : the operator's kind. k : sketch length.
+    mechanism : 'laplace' or 'gaussian'; epsilon, delta: the guarantee per row;
+    contribution : C of the l1 neighbouring relation; sensitivity : of x -> S x (the norm
+    of the mechanism), times C.
+    m2, m4 : second and fourth moments of one noise coordinate (of the law actually drawn:
+    the discrete laws on the 2^-30-fine grid have these moments to within 2^-58 relative).
+    correction_dim : the estimator subtracts correction_dim (m2_a + m2_b): k for output
+    noise, the number of noised input coordinates for input perturbation (FJLT).
+    secure_noise : False for seeded test noise.
+    perturbation : 'output' (S x + eta) or 'input' (FJLT of the noisy input, Lemma 8);
+    padded_d, density : the FJLT's d_p and q (0 for other operators).
+    guarantee : for which matrices the (epsilon, delta) holds: every draw (sensitivities
+    exact for the public matrix), or only with high probability over it (the Kenthapadi
+    baseline's nominal calibration).
+    """
+
+    values: np.ndarray
+    operator_id: str
+    construction: str
+    k: int
+    mechanism: str
+    epsilon: float
+    delta: float
+    contribution: float
+    sensitivity: float
+    m2: float
+    m4: float
+    correction_dim: int
+    secure_noise: bool
+    perturbation: str = "output"
+    padded_d: int = 0
+    density: float = 0.0
+    guarantee: str = "every draw of the public matrix"
+
+    @property
+    def n(self):
+        return self.values.shape[0]
+
+    def _meta(self):
+        meta = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "values"}
+        meta.update(format=RELEASE_FORMAT, version=RELEASE_VERSION)
+        return meta
+
+    def save(self, path):
+        """Write the release (values and record; never the noise) to a .npz file."""
+        meta = self._meta()
+        meta["checksum"] = digest(meta, {"values": self.values})
+        with open(path, "wb") as f:
+            np.savez(f, meta=np.array(json.dumps(meta)), values=self.values)
+
+    @classmethod
+    def load(cls, path):
+        """Read a release written by `save` (no pickle); ValueError if it is not one or
+        its checksum does not match."""
+        if not os.path.exists(path):
+            raise FileNotFoundError(path)
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                meta = json.loads(str(z["meta"]))
+                values = np.array(z["values"], dtype=np.float64)
+        except (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile) as exc:
+            raise ValueError(f"{path}: not a pysketch distance release ({exc})") from exc
+        if meta.get("format") != RELEASE_FORMAT or meta.get("version") != RELEASE_VERSION:
+            raise ValueError(f"{path}: not a version {RELEASE_VERSION} {RELEASE_FORMAT} file")
+        check = meta.pop("checksum", None)
+        if check != digest(meta, {"values": values}):
+            raise ValueError(f"{path}: checksum mismatch (the file was truncated or edited)")
+        meta.pop("format")
+        meta.pop("version")
+        return cls(values=values, **meta)
+
+    def variance(self, Z2, Z4=0.0, *, other=None, conditional_on=None):
+        """Exact variance of the estimate of ||x - y||^2 = Z2 (Z4 = ||x - y||_4^4) between
+        a row of this release and one of `other` (default: a release with the same noise
+        law): over the draw of S and the noise for the sparse and Gaussian JL transforms;
+        with `conditional_on` = ||S (x - y)||^2, over the noise alone for this fixed S."""
+        m2b, m4b = (self.m2, self.m4) if other is None else (other.m2, other.m4)
+        if conditional_on is not None:
+            if (m2b, m4b) != (self.m2, self.m4):
+                raise ValueError("the conditional variance is for releases with one noise law")
+            return formulas.conditional_variance(self.k, conditional_on, self.m2, self.m4)
+        if self.perturbation == "input":
+            if other is not None and (m2b, m4b) != (self.m2, self.m4):
+                raise ValueError("the input-perturbation variance is for releases with one noise law")
+            return formulas.fjlt_input_variance(self.k, self.padded_d, self.density, Z2, Z4, math.sqrt(self.m2))
+        if self.construction.startswith("sjlt"):
+            var_s = formulas.jl_variance("sjlt", self.k, Z2, Z4)
+        elif self.construction == "dense":
+            var_s = formulas.jl_variance("gaussian", self.k, Z2, Z4)
+        elif self.construction == "fjlt":
+            var_s = formulas.jl_variance("fjlt", self.k, Z2, Z4, d=self.padded_d, q=self.density)
+        else:
+            raise ValueError(f"no closed form for construction {self.construction!r} here")
+        same = other is None or (m2b, m4b) == (self.m2, self.m4)
+        return formulas.estimator_variance(self.k, Z2, self.m2, self.m4, var_s,
+                                           None if same else m2b, None if same else m4b)
+
+
+def choose_mechanism(l1_sensitivity, l2_sensitivity, epsilon, delta, k, Z2_guess=0.0):
+    """'laplace' or 'gaussian': the smaller exact estimator variance (noise terms
+    8 m2 Z2 + 2 k (m4 + m2^2)) for the guess Z2 of a typical squared distance (0 compares
+    the k-terms only; notes seed002 sec. 4.3). delta = 0 gives 'laplace'."""
+    if delta == 0:
+        return "laplace"
+    lap = formulas.laplace_moments(l1_sensitivity / epsilon)
+    gau = formulas.gaussian_moments(Gaussian(epsilon, delta, l2_sensitivity).scale)
+    v = [formulas.estimator_variance(k, Z2_guess, m2, m4, 0.0) for m2, m4 in (lap, gau)]
+    return "laplace" if v[0] <= v[1] else "gaussian"
+
+
+def release(operator, X, epsilon, delta=0.0, *, mechanism="auto", contribution=1.0, Z2_guess=0.0,
+            insecure_seed=None):
+    """Release S x + eta for every row x of X (one vector of shape (d,) or a batch (n, d);
+    scipy.sparse rows work for the sparse JL operators). See the module docstring.
+
+    mechanism : {'auto', 'laplace', 'gaussian'}: 'auto' picks the smaller exact variance
+        (`choose_mechanism` with Z2_guess; Laplace when delta = 0).
+    contribution : C, the l1 bound on one individual's change of a vector (default 1).
+    insecure_seed : None (OS entropy) or an int: reproducible, insecure noise (tests).
+    """
+    if not isinstance(operator, FrequencyOperator):
+        raise TypeError(f"operator must be a FrequencyOperator (e.g. SparseJLOperator.draw(...)), got "
+                        f"{type(operator).__name__}")
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, positive=False)
+    C = check_positive(contribution, "contribution")
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
+    d1, d2 = C * _operator_sensitivity(operator, 1), C * _operator_sensitivity(operator, 2)
+    if mechanism == "auto":
+        mechanism = choose_mechanism(d1, d2, epsilon, delta, operator.m, Z2_guess)
+    if mechanism == "gaussian" and delta == 0:
+        raise ValueError("mechanism='gaussian' needs delta > 0")
+    single = not hasattr(X, "tocsr") and np.ndim(X) == 1
+    Y = operator.apply(X)
+    Y = np.atleast_2d(np.asarray(Y, dtype=np.float64))
+    if mechanism == "laplace":
+        delta = 0.0
+        mech = Laplace(epsilon, d1, insecure_seed=insecure_seed)
+    else:
+        mech = Gaussian(epsilon, delta, d2, insecure_seed=insecure_seed)
+    noisy = np.empty_like(Y)
+    for i in range(Y.shape[0]):
+        noisy[i] = mech.randomise(Y[i])
+    scale = mech.effective_scale_
+    m2, m4 = (formulas.laplace_moments(scale) if mechanism == "laplace" else formulas.gaussian_moments(scale))
+    return DistanceRelease(values=noisy, operator_id=operator.fingerprint(), construction=operator.kind,
+                           k=operator.m, mechanism=mechanism, epsilon=float(epsilon), delta=float(delta),
+                           contribution=float(C), sensitivity=float(d1 if mechanism == "laplace" else d2),
+                           m2=float(m2), m4=float(m4), correction_dim=operator.m,
+                           secure_noise=bool(mech.secure_noise), **_fjlt_fields(operator))
+
+
+def _fjlt_fields(operator):
+    if isinstance(operator, FastJLOperator):
+        return {"padded_d": operator.padded_d, "density": operator.q}
+    return {}
+
+
+def release_input(operator, X, epsilon, delta, *, site="rotated", contribution=1.0, insecure_seed=None):
+    """Input perturbation for the fast JL transform: Gaussian noise of the analytic
+    calibration for L2 sensitivity C (||x - y||_2 <= ||x - y||_1 <= C) on the input, then
+    the transform. (epsilon, delta)-DP for every draw with no matrix-dependent sensitivity,
+    but the noise term grows like n_noised^2 sigma^4 / k.
+
+    site : 'input' (Lemma 8): noise on the d input coordinates, then Phi~; 'rotated' (Note
+        7, default): noise on the d_p coordinates of H D x (orthonormal, so the same
+        sensitivity; for d = d_p it is the same law as 'input' by spherical symmetry).
+    The estimator subtracts n_noised (m2_a + m2_b); its exact variance is
+    `formulas.fjlt_input_variance` with d = n_noised (d_p for 'rotated'; for 'input' with
+    padding the formula is that of the padded vector with zero noise on the padding, not
+    given here)."""
+    if not isinstance(operator, FastJLOperator):
+        raise TypeError(f"operator must be a FastJLOperator, got {type(operator).__name__}")
+    if site not in ("input", "rotated"):
+        raise ValueError(f"site must be 'input' or 'rotated', got {site!r}")
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, positive=True)
+    C = check_positive(contribution, "contribution")
+    mech = Gaussian(epsilon, delta, C, insecure_seed=insecure_seed)
+    if site == "rotated":
+        Z = np.atleast_2d(operator.rotated(X))
+        noisy = np.empty_like(Z)
+        for i in range(Z.shape[0]):
+            noisy[i] = mech.randomise(Z[i])
+        values, n_noised = operator.project(noisy), operator.padded_d
+    else:
+        Xa = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        noisy = np.empty_like(Xa)
+        for i in range(Xa.shape[0]):
+            noisy[i] = mech.randomise(Xa[i])
+        values, n_noised = np.atleast_2d(operator.apply(noisy)), operator.d
+    m2, m4 = formulas.gaussian_moments(mech.effective_scale_)
+    return DistanceRelease(values=values, operator_id=operator.fingerprint(), construction="fjlt",
+                           k=operator.m, mechanism="gaussian", epsilon=float(epsilon), delta=float(delta),
+                           contribution=float(C), sensitivity=float(C), m2=float(m2), m4=float(m4),
+                           correction_dim=n_noised, secure_noise=bool(mech.secure_noise),
+                           perturbation="input", padded_d=n_noised, density=operator.q)
+
+
+def gaussian_jl_operator(d, k, random_state=None):
+    """The dense Gaussian JL matrix of Kenthapadi et al. (2013), entries N(0, 1/k), as a
+    DenseOperator (Omega = S^T): the baseline. `release` calibrates it with its exact
+    sensitivity computed from the public matrix (private for every draw); see
+    `kenthapadi_release` for the paper's nominal calibration."""
+    from .._random import as_generator
+    from ..operators import DenseOperator
+
+    rng = as_generator(random_state)
+    return DenseOperator(rng.standard_normal((d, k)) / math.sqrt(k))
+
+
+def kenthapadi_release(operator, X, epsilon, delta, *, insecure_seed=None):
+    """The Kenthapadi et al. baseline as published: Gaussian noise of sigma = 4
+    sqrt(ln(1/delta)) / epsilon (their Theorem 1, for epsilon < ln(1/delta) and k > 2 (ln d
+    + ln(2/delta))), which is (epsilon, delta)-DP only WITH HIGH PROBABILITY OVER THE
+    MATRIX (its sensitivity is not checked): the record says so and a warning is issued.
+    Use `release` for a guarantee that holds for every draw."""
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, positive=True)
+    if not epsilon < math.log(1.0 / delta):
+        raise ValueError("Kenthapadi's calibration needs epsilon < ln(1/delta)")
+    warnings.warn("the Kenthapadi calibration is differentially private only with high probability over the "
+                  "matrix: its sensitivity is not checked", RuntimeWarning, stacklevel=2)
+    sigma = 4.0 * math.sqrt(math.log(1.0 / delta)) / epsilon
+    unit = Gaussian(epsilon, delta, 1.0).scale
+    Y = np.atleast_2d(np.asarray(operator.apply(X), dtype=np.float64))
+    mech = Gaussian(epsilon, delta, sigma / unit, insecure_seed=insecure_seed)  # noise of sigma per coordinate
+    noisy = np.empty_like(Y)
+    for i in range(Y.shape[0]):
+        noisy[i] = mech.randomise(Y[i])
+    m2, m4 = formulas.gaussian_moments(mech.effective_scale_)
+    return DistanceRelease(values=noisy, operator_id=operator.fingerprint(), construction=operator.kind,
+                           k=operator.m, mechanism="gaussian", epsilon=float(epsilon), delta=float(delta),
+                           contribution=1.0, sensitivity=float(sigma / unit), m2=float(m2), m4=float(m4),
+                           correction_dim=operator.m, secure_noise=bool(mech.secure_noise),
+                           guarantee="with high probability over the public matrix (Kenthapadi et al.)")
+
+
+def _check_pair(a, b):
+    for name, r in (("a", a), ("b", b)):
+        if not isinstance(r, DistanceRelease):
+            raise TypeError(f"{name} must be a DistanceRelease, got {type(r).__name__}")
+    if a.operator_id != b.operator_id:
+        raise ValueError("the releases were made with different operators (seeds or sizes): their distances are "
+                         "not comparable")
+    if a.k != b.k or a.correction_dim != b.correction_dim:
+        raise ValueError(f"the releases differ in size (k = {a.k} and {b.k})")
+
+
+def sq_distance(a, b, i=0, j=0):
+    """Unbiased estimate of ||x_i - y_j||^2 from row i of release a and row j of b:
+    ||a_i - b_j||^2 - correction_dim (m2_a + m2_b). Can be negative (keep it: clipping
+    biases it)."""
+    _check_pair(a, b)
+    diff = a.values[i] - b.values[j]
+    return float(diff @ diff - a.correction_dim * (a.m2 + b.m2))
+
+
+def pairwise_sq_distances(a, b=None):
+    """All-pairs unbiased estimates (n_a, n_b) through one matrix product (BLAS). With b
+    None, between the rows of a (the diagonal, a row with itself, is set to 0)."""
+    same = b is None
+    b = a if same else b
+    _check_pair(a, b)
+    A, B = a.values, b.values
+    na, nb = (A * A).sum(axis=1), (B * B).sum(axis=1)
+    D = na[:, None] + nb[None, :] - 2.0 * (A @ B.T) - a.correction_dim * (a.m2 + b.m2)
+    if same:
+        np.fill_diagonal(D, 0.0)
+    return D
