@@ -275,3 +275,9 @@ def test_refit_reuses_the_synthetic_points_and_gram():
     assert not np.allclose(mean_a, a.mean())
     with pytest.raises(ValueError, match="same feature map"):
         a.refit(make_box_map("real", dom.lower, dom.upper, n_frequencies=20, random_state=99).sketch(X))
+
+
+def test_cdf_rejects_nan_thresholds(fitted):
+    m2m, _ = fitted
+    with pytest.raises(ValueError, match="thresholds must not be NaN"):
+        m2m.cdf(0, [0.5, np.nan])

@@ -270,6 +270,8 @@ class M2M:
         self._check_fitted()
         col = int(self._columns([column])[0])
         t = np.asarray(thresholds, dtype=np.float64)
+        if np.isnan(t).any():
+            raise ValueError("thresholds must not be NaN")
         xs, cum = self._sorted(col)
         return cum[np.searchsorted(xs, t, side="right")]
 
