@@ -224,9 +224,9 @@ def release(operator, X, epsilon, delta=0.0, *, mechanism="auto", contribution=1
 
 
 def _fjlt_fields(operator):
-    if isinstance(operator, FastJLOperator):
-        return {"padded_d": operator.padded_d, "density": operator.q}
-    return {}
+    # the fast JL transform's pad length and density enter its variance formula
+    padded, q = getattr(operator, "padded_d", None), getattr(operator, "q", None)
+    return {} if padded is None or q is None else {"padded_d": int(padded), "density": float(q)}
 
 
 def release_input(operator, X, epsilon, delta, *, site="rotated", contribution=1.0, insecure_seed=None):

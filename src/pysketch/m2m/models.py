@@ -81,6 +81,12 @@ class _ImplicitM2M(BaseEstimator):
                             accountant=self.accountant)
 
     def _weights(self, sketch, domain, rng):
+        """Checks, then the synthetic points and weights of `sketch` on `domain` (rng: the
+        fit's generator, or None for a fresh one from random_state)."""
+        self._check_common()
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a pysketch.m2m.Domain, got {type(domain).__name__}")
+        rng = as_generator(self.random_state) if rng is None else rng
         if not isinstance(sketch, Sketch):
             raise TypeError(f"sketch must be a pysketch Sketch or PrivateSketch, got {type(sketch).__name__}")
         m2m = M2M(domain, n_synthetic=self.n_synthetic, regularization=self.regularization, loss=self.loss,
@@ -181,11 +187,7 @@ class M2MLogisticRegression(_ImplicitM2M):
     def fit_sketch(self, sketch, domain, *, _rng=None):
         """Fit from a sketch of records [x, y] (y in {0, 1}, the last coordinate) whose
         public domain is `domain` (a Domain with the label column discrete {0, 1})."""
-        self._check_common()
-        if not isinstance(domain, Domain):
-            raise TypeError(f"domain must be a pysketch.m2m.Domain, got {type(domain).__name__}")
-        rng = as_generator(self.random_state) if _rng is None else _rng
-        Z, w = self._weights(sketch, domain, rng)
+        Z, w = self._weights(sketch, domain, _rng)
         lo, hi = domain.lower[:-1], domain.upper[:-1]
         U = (Z[:, :-1] - lo) / (hi - lo) - 0.5  # the unit box, centred
         y = Z[:, -1]
@@ -280,11 +282,7 @@ class M2MLinearRegression(_ImplicitM2M):
 
     def fit_sketch(self, sketch, domain, *, _rng=None):
         """Fit from a sketch of records [x, y] (y the last coordinate) on `domain`."""
-        self._check_common()
-        if not isinstance(domain, Domain):
-            raise TypeError(f"domain must be a pysketch.m2m.Domain, got {type(domain).__name__}")
-        rng = as_generator(self.random_state) if _rng is None else _rng
-        Z, w = self._weights(sketch, domain, rng)
+        Z, w = self._weights(sketch, domain, _rng)
         lo, hi = domain.lower[:-1], domain.upper[:-1]
         A = np.column_stack([(Z[:, :-1] - lo) / (hi - lo) - 0.5, np.ones(Z.shape[0])])
         c = self.C * self.count_ * w
