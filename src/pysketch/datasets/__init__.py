@@ -10,6 +10,11 @@
   :data:`REAL_DATASETS`), each returned as a :class:`RealDataset`: float64 records and a
   public box that holds them. The packages are imported only when a loader runs
   (``pip install "pysketch[data]"`` installs them all); no loader uses the network.
+- :mod:`pysketch.datasets._regression`: regression data sets with public boxes for the
+  features and the label (:class:`RegressionDataset`; :func:`load_diabetes_regression`,
+  :func:`load_cps1988`, :func:`load_diamonds`, :func:`load_flights`), the synthetic
+  problems of the DPRFM paper (:func:`make_dprfm_synthetic`) and loaders of that paper's
+  CSV files from a user's directory (:func:`load_dprfm_medical`, :func:`load_dprfm_wine`).
 """
 
 from ._real import (
@@ -24,6 +29,17 @@ from ._real import (
     load_real_dataset,
     load_us_cities,
     load_world_cities,
+)
+from ._regression import (
+    DPRFM_DATA_ENV,
+    RegressionDataset,
+    load_cps1988,
+    load_diabetes_regression,
+    load_diamonds,
+    load_dprfm_medical,
+    load_dprfm_wine,
+    load_flights,
+    make_dprfm_synthetic,
 )
 from ._synthetic import (
     WEIGHTS_SUM_TOL,
@@ -54,6 +70,15 @@ from ._synthetic import (  # noqa: F401
 )
 
 __all__ = [
+    "DPRFM_DATA_ENV",
+    "RegressionDataset",
+    "load_cps1988",
+    "load_diabetes_regression",
+    "load_diamonds",
+    "load_dprfm_medical",
+    "load_dprfm_wine",
+    "load_flights",
+    "make_dprfm_synthetic",
     "GMMStream",
     "LowRankStream",
     "REAL_DATASETS",
