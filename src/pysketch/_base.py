@@ -10,7 +10,7 @@ learned attributes end with an underscore.
 import inspect
 
 try:  # pragma: no cover - exercised in environments with scikit-learn
-    from sklearn.base import BaseEstimator, ClusterMixin, DensityMixin, TransformerMixin
+    from sklearn.base import BaseEstimator, ClusterMixin, DensityMixin, RegressorMixin, TransformerMixin
 
     HAVE_SKLEARN = True
 except ImportError:  # pragma: no cover - exercised without scikit-learn
@@ -50,6 +50,19 @@ except ImportError:  # pragma: no cover - exercised without scikit-learn
         def fit_transform(self, X, y=None, **kwargs):
             return self.fit(X, **kwargs).transform(X)
 
+    class RegressorMixin:
+        _estimator_type = "regressor"
+
+        def score(self, X, y, sample_weight=None):
+            """The coefficient of determination R^2 of the predictions."""
+            import numpy as np
+
+            y = np.asarray(y, dtype=np.float64)
+            w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+            resid = np.sum(w * (y - self.predict(X)) ** 2)
+            total = np.sum(w * (y - np.average(y, weights=w)) ** 2)
+            return 1.0 - resid / total if total > 0 else 0.0
+
     class DensityMixin:
         _estimator_type = "DensityEstimator"
 
@@ -69,4 +82,4 @@ def not_fitted_error(est):
                           "arguments before using this estimator.")
 
 
-__all__ = ["BaseEstimator", "ClusterMixin", "DensityMixin", "TransformerMixin", "HAVE_SKLEARN", "not_fitted_error"]
+__all__ = ["BaseEstimator", "ClusterMixin", "DensityMixin", "RegressorMixin", "TransformerMixin", "HAVE_SKLEARN", "not_fitted_error"]

@@ -82,7 +82,12 @@ def check_bounds(bounds, d):
     if bounds is None:
         raise ValueError("bounds are required: (lower, upper) arrays of length d, or a (d, 2) array")
     if isinstance(bounds, tuple) and len(bounds) == 2:
-        lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (d,)).copy() for b in bounds)
+        try:
+            lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (d,)).copy() for b in bounds)
+        except ValueError:
+            shapes = [np.shape(b) for b in bounds]
+            raise ValueError(f"bounds: lower and upper must be numbers or arrays of length {d} (the number of "
+                             f"features), got shapes {shapes[0]} and {shapes[1]}") from None
     else:
         b = np.asarray(bounds, dtype=np.float64)
         if b.shape != (d, 2):

@@ -64,6 +64,8 @@ from .._checks import check_positive
 __all__ = [
     "Laplace",
     "Gaussian",
+    "L2Laplace",
+    "gaussian_noise",
     "analytic_gaussian_sigma",
     "analytic_gaussian_delta",
     "classical_gaussian_sigma",
@@ -438,3 +440,119 @@ class Gaussian(_Mechanism):
         self.effective_scale_ = sigma
         self._effective_sensitivity_ = sens
         return g, lambda: _discrete_gaussian_one(src, s2.numerator, s2.denominator)
+
+
+# ---------------------------------------------------------------------- additions (seed004)
+
+def gaussian_noise(value, sigma, *, insecure_seed=None):
+    """value + N(0, sigma^2 I) noise of a GIVEN sigma, with **no privacy claim**.
+
+    For calibrations that are not differentially private but must be reproduced (the
+    published random-feature model's own formula, notes seed004 sec. 2.2 and pitfall 1).
+    Drawn exactly like :class:`Gaussian`: the value is rounded to a power-of-two grid
+    ``g <= sigma / 2^30`` and exact discrete Gaussian noise with parameter ``(sigma/g)^2``
+    grid steps is added (Canonne, Kamath & Steinke 2020, Algorithm 3), from OS entropy
+    unless ``insecure_seed`` is given. Complex values get noise on both parts. Returns the
+    noisy array (same shape and kind).
+    """
+    sigma = check_positive(sigma, "sigma")
+    src = noise_source(insecure_seed)
+    flat, back = _real_view(value)
+    if flat.size == 0:
+        return back(flat.copy())
+    g = _grid_step(sigma / 2.0 ** GRID_BITS)
+    s2 = Fraction(sigma / g) ** 2  # exact: g is a power of two
+    q = _round_to_grid(flat, g)
+    noisy = np.array([float(a + _discrete_gaussian_one(src, s2.numerator, s2.denominator)) for a in q],
+                     dtype=np.float64) * g
+    return back(noisy)
+
+
+class L2Laplace:
+    r"""The l2-norm ("K-norm" with K the unit l2 ball) mechanism of Chaudhuri, Monteleoni &
+    Sarwate ("Differentially private empirical risk minimization", JMLR 2011, sec. 4,
+    output perturbation): noise z in R^D with density proportional to
+    ``exp(-epsilon ||z||_2 / sensitivity)``, which is (epsilon, 0)-DP for a query of L2
+    sensitivity ``sensitivity`` (the density ratio at z and z + v, ||v|| <= Delta, is at
+    most exp(epsilon ||v|| / Delta) by the triangle inequality).
+
+    Drawn in polar form: ``z = R u`` with ``R ~ Gamma(shape D, scale sensitivity /
+    epsilon)`` (the radial density is proportional to r^(D-1) exp(-epsilon r / Delta))
+    and ``u`` uniform on the unit sphere S^(D-1) (a standard normal vector divided by its
+    norm). Moments: ``E ||z||^2 = D (D + 1) (Delta / epsilon)^2`` (:meth:`second_moment`),
+    per coordinate ``(D + 1) (Delta / epsilon)^2`` (:meth:`variance`; the coordinates
+    are uncorrelated, not independent).
+
+    **Floating-point sampler.** Unlike :class:`Laplace` and :class:`Gaussian`, this one
+    is a textbook floating-point sampler (NumPy's Gamma and normal samplers, PCG64),
+    added to the floating-point value: Mironov (CCS 2012) showed that the low-order bits
+    of such outputs can leak the input, so the guarantee is for the idealised continuous
+    mechanism only (``exact_noise = False``). The generator is seeded, at every call,
+    with 128 bits from the noise source: OS entropy by default (``secure_noise = True``:
+    the noise is not predictable from any public seed, though PCG64 is not a
+    cryptographic generator), or ``insecure_seed`` (``secure_noise = False``; tests only).
+
+    Parameters
+    ----------
+    epsilon : float > 0
+    sensitivity : float > 0
+        L2 sensitivity of the query under the caller's neighbouring relation (complex
+        queries: of the stacked real and imaginary parts).
+    insecure_seed : None or int
+    """
+
+    exact_noise = False
+
+    def __init__(self, epsilon, sensitivity, *, insecure_seed=None):
+        self._source = noise_source(insecure_seed)
+        self.secure_noise = self._source.secure
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = 0.0
+        self.sensitivity = _check_sensitivity(sensitivity)
+
+    @property
+    def scale(self):
+        """The Gamma scale sensitivity / epsilon (1 / rate)."""
+        return self.sensitivity / self.epsilon
+
+    def second_moment(self, dim):
+        """E ||z||^2 = D (D + 1) (sensitivity / epsilon)^2 for noise in D real dimensions."""
+        D = int(dim)
+        return D * (D + 1) * self.scale ** 2
+
+    def variance(self, dim):
+        """Per-coordinate variance (D + 1) (sensitivity / epsilon)^2 in D real dimensions."""
+        return (int(dim) + 1) * self.scale ** 2
+
+    def _generator(self):
+        return np.random.Generator(np.random.PCG64(self._source.below(1 << 128)))
+
+    def _noise(self, rng, n, D):
+        radius = rng.gamma(D, self.scale, size=n)
+        g = rng.standard_normal((n, D))
+        norms = np.linalg.norm(g, axis=1)
+        while (norms == 0).any():  # probability 0 in exact arithmetic; redraw
+            bad = norms == 0
+            g[bad] = rng.standard_normal((int(bad.sum()), D))
+            norms = np.linalg.norm(g, axis=1)
+        return g * (radius / norms)[:, None]
+
+    def randomise(self, value):
+        """value + z, one draw of D-dimensional noise for the whole value (D real
+        coordinates; complex values count real and imaginary parts). A new draw at every
+        call."""
+        flat, back = _real_view(value)
+        if flat.size == 0:
+            return back(flat.copy())
+        z = self._noise(self._generator(), 1, flat.size)[0]
+        return back(flat + z)
+
+    def randomise_rows(self, values):
+        """Each row of the 2-D real array ``values`` plus an independent draw (one release
+        per row; for audits and Monte Carlo)."""
+        a = np.asarray(values, dtype=np.float64)
+        if a.ndim != 2 or a.size == 0:
+            raise ValueError(f"values must be a non-empty 2-D array, got shape {a.shape}")
+        if not np.isfinite(a).all():
+            raise ValueError("values must be finite")
+        return a + self._noise(self._generator(), a.shape[0], a.shape[1])

@@ -1,0 +1,361 @@
+r"""The baselines of the published random-feature model (notes seed004 sec. 5.1, sec. 4.4),
+each returning ``(coef, record)``: the released coefficients and a privacy record stating
+the neighbouring relation, the sensitivity, the noise law, its covariance in closed form
+(``noise_covariance``: a scalar s meaning s I, or a
+:class:`~pysketch.rfm.published.LowRankCovariance`) and what the guarantee is.
+
+* :func:`gamma_output_perturbation`: the paper's "Gamma" baseline, l2-Laplace output
+  perturbation (Chaudhuri, Monteleoni & Sarwate 2011, sec. 4) of the min-norm coefficients.
+* :func:`objective_perturbation`: CMS 2011 Algorithm 2 applied to the squared loss, as
+  the authors' code does (its guarantee does not carry over; see the docstring).
+* :func:`dp_sgd`: DP-SGD on random features (Wang & Guo 2024) with the noise formula of
+  the authors' code (sensitivity not verified).
+* :func:`private_ridge`: Gaussian output perturbation of ridge regression with a
+  worst-case replace-one sensitivity derived from strong convexity (and the paper's
+  2/(m lambda) as ``calibration='paper'``).
+
+Noise is drawn only by :mod:`pysketch.privacy.mechanisms` (OS entropy unless
+``insecure_seed``).
+"""
+
+import math
+import warnings
+
+import numpy as np
+
+from .._checks import check_int, check_positive
+from ..privacy import PrivacyLeakWarning
+from ..privacy.accountant import charge
+from ..privacy.mechanisms import Gaussian, L2Laplace, check_delta, check_epsilon, gaussian_noise
+from .published import (LowRankCovariance, check_eta, check_label_norm, check_layout, expected_test_mse,
+                        minnorm_sensitivity, paper_sensitivity)
+
+__all__ = [
+    "gamma_output_perturbation",
+    "objective_perturbation",
+    "dp_sgd",
+    "dp_sgd_sigma",
+    "expected_test_mse_dp_sgd",
+    "private_ridge",
+    "ridge_fit",
+    "ridge_sensitivity",
+]
+
+
+def _coef(coef):
+    coef = np.asarray(coef, dtype=np.float64)
+    if coef.ndim != 1 or coef.size == 0:
+        raise ValueError(f"coef must be a non-empty 1-D array, got shape {coef.shape}")
+    if not np.isfinite(coef).all():
+        raise ValueError("coef must be finite")
+    return coef
+
+
+def _design(F, y):
+    F = np.asarray(F, dtype=np.float64)
+    if F.ndim != 2 or F.shape[0] < 1 or F.shape[1] < 1:
+        raise ValueError(f"F must be a 2-D (m, p) feature matrix, got shape {F.shape}")
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim != 1 or y.shape[0] != F.shape[0]:
+        raise ValueError(f"y must be a 1-D array of m = {F.shape[0]} labels, got shape {y.shape}")
+    if not (np.isfinite(F).all() and np.isfinite(y).all()):
+        raise ValueError("F and y must be finite")
+    return F, y
+
+
+# ------------------------------------------------------------------ Gamma (l2-Laplace)
+
+
+def gamma_output_perturbation(coef, epsilon, *, n_frequencies, eta=3 / 8, calibration="lemma6", layout="cos",
+                              label_norm=1.0, accountant=None, insecure_seed=None):
+    """The "Gamma" baseline: ``coef + z`` with z of density proportional to
+    ``exp(-epsilon ||z|| / Delta)`` (:class:`~pysketch.privacy.mechanisms.L2Laplace`:
+    ||z|| ~ Gamma(p, Delta/epsilon), uniform direction; CMS 2011 sec. 4).
+
+    **Neighbouring**: replace or remove one record (as the paper). **Sensitivity**: the
+    min-norm coefficients' Lemma 6 bound (:func:`~pysketch.rfm.published.minnorm_sensitivity`
+    in the units of ``layout``). **Guarantee**: (epsilon, 0)-DP *conditional* on the
+    eigenvalue condition of Lemma 6 (w.p. >= 1 - 3 delta' under Assumption 1, not worst
+    case) and ||y|| <= label_norm, for a continuous mechanism (the sampler is floating
+    point). ``calibration='paper'``: Delta = 2 / sqrt(N (1 - 2 eta)) on the features as
+    given, as the authors' code: not DP (PrivacyLeakWarning).
+
+    ``noise_covariance``: (p + 1)(Delta/epsilon)^2 (times I), since E z z^T = E[R^2]/p I.
+    """
+    coef = _coef(coef)
+    eps = check_epsilon(epsilon)
+    N = check_int(n_frequencies, "n_frequencies")
+    eta = check_eta(eta)
+    layout = check_layout(layout)
+    yn = check_label_norm(label_norm)
+    if calibration == "lemma6":
+        sens, guarantee = minnorm_sensitivity(N, eta, layout=layout, label_norm=yn), "conditional"
+    elif calibration == "paper":
+        sens, guarantee = yn * paper_sensitivity(N, eta), "none"
+        warnings.warn("gamma_output_perturbation(calibration='paper') is NOT differentially private: Delta = "
+                      f"2/sqrt(N(1-2 eta)) = {sens:.4g} on normalised features is sqrt(N) times too small",
+                      PrivacyLeakWarning, stacklevel=2)
+    else:
+        raise ValueError(f"calibration must be 'lemma6' or 'paper', got {calibration!r}")
+    mech = L2Laplace(eps, sens, insecure_seed=insecure_seed)
+    if guarantee != "none":
+        charge(accountant, eps, 0.0, "rfm.gamma_output_perturbation")
+    noisy = mech.randomise(coef)
+    p = coef.size
+    record = {
+        "epsilon": eps, "delta": 0.0, "neighbouring": "replace or remove", "sensitivity": sens,
+        "mechanism": "l2-laplace", "calibration": calibration, "guarantee": guarantee, "layout": layout,
+        "radius_law": f"Gamma(shape {p}, scale {sens / eps:.6g})",
+        "noise_covariance": mech.variance(p), "second_moment": mech.second_moment(p),
+        "conditions": "Lemma 6 eigenvalue condition for the data and every neighbour; ||y||_2 <= label_norm",
+        "exact_noise": False, "secure_noise": bool(mech.secure_noise),
+    }
+    return noisy, record
+
+
+# ------------------------------------------------------------------ objective perturbation
+
+
+def _spectral(F):
+    """(V, s2): F^T F = V diag(s2) V^T with V (p, r) orthonormal, from the smaller Gram."""
+    m, p = F.shape
+    if m < p:
+        s2, U = np.linalg.eigh(F @ F.T)
+        keep = s2 > s2.max() * 1e-13 * m if s2.max() > 0 else np.zeros_like(s2, dtype=bool)
+        s2, U = s2[keep], U[:, keep]
+        V = (F.T @ U) / np.sqrt(s2)
+        return V, s2
+    s2, V = np.linalg.eigh(F.T @ F)
+    return V, np.maximum(s2, 0.0)
+
+
+def objective_perturbation(F, y, epsilon, *, lam=1e-5, c=2.0, insecure_seed=None):
+    r"""CMS 2011 Algorithm 2 (objective perturbation) applied to the squared loss, as the
+    authors' code ``objective_perturb`` does (notes sec. 5.1; not reported in the paper):
+
+        theta = argmin (1/m) ||F theta - y||^2 + lam ||theta||^2 + b^T theta / m + (Delta/2) ||theta||^2,
+
+    i.e. ``(2 F^T F / m + (2 lam + Delta) I) theta = 2 F^T y / m - b / m``, with
+    ``epsilon' = epsilon - log(1 + 2c/(m lam) + c^2/(m lam)^2)``; if that is <= 0,
+    ``Delta = c / (m (e^(epsilon/4) - 1)) - lam`` and ``epsilon' = epsilon / 2``; b of
+    density proportional to exp(-epsilon' ||b|| / 2) (:class:`L2Laplace` with sensitivity
+    2). (The code writes lam where CMS's regulariser (Lambda/2)||theta||^2 has Lambda =
+    2 lam: conservative in both branches.) Solved through the eigen-decomposition of the
+    smaller Gram, not a (p, p) system.
+
+    **Neighbouring**: replace one record (m public). **Guarantee: none in general.** CMS
+    Theorem 9 needs every record to have ||x|| <= 1 and a loss with |l'| <= 1, |l''| <= c.
+    The squared loss l(t) = (t - y)^2 has l'' = 2 = c, but |l'| = 2 |theta^T phi(x) - y|
+    is unbounded over unconstrained theta, and 'cos' features have ||phi||^2 up to 2. The
+    epsilon-DP claim holds only if, for every possible record and the released theta,
+    ||phi(x)|| <= 1 and 2 |theta^T phi(x) - y| <= 1, which nothing here enforces.
+
+    ``noise_covariance``: theta = theta_reg - M^-1 b / m with M = 2 F^T F / m + (2 lam +
+    Delta) I and E b b^T = (p + 1)(2/epsilon')^2 I, so Cov = (p + 1)(2/epsilon')^2 M^-2 / m^2
+    (a LowRankCovariance: scalar on the complement of F's row space). The mean is the
+    regularised solution theta_reg, not the min-norm one.
+    """
+    F, y = _design(F, y)
+    eps = check_epsilon(epsilon)
+    lam = check_positive(lam, "lam")
+    c = check_positive(c, "c")
+    m, p = F.shape
+    ml = m * lam
+    eps_prime = eps - math.log1p(2.0 * c / ml + (c / ml) ** 2)
+    extra = 0.0
+    if eps_prime <= 0.0:
+        extra = c / (m * math.expm1(eps / 4.0)) - lam
+        eps_prime = eps / 2.0
+    kappa = 2.0 * lam + extra
+    V, s2 = _spectral(F)
+    mech = L2Laplace(eps_prime, 2.0, insecure_seed=insecure_seed)
+    b = mech.randomise(np.zeros(p))
+    r = 2.0 * (F.T @ y) / m - b / m
+    del b
+    proj = V.T @ r
+    d = kappa + 2.0 * s2 / m
+    theta = (r - V @ proj) / kappa + V @ (proj / d)
+    c0 = (p + 1) * (2.0 / eps_prime) ** 2 / m ** 2
+    cov = LowRankCovariance(c0 / kappa ** 2, V, c0 / d ** 2 - c0 / kappa ** 2)
+    record = {
+        "epsilon": eps, "delta": 0.0, "neighbouring": "replace", "epsilon_prime": eps_prime,
+        "extra_regularisation": extra, "lam": lam, "c": c, "mechanism": "objective perturbation (l2-laplace b)",
+        "sensitivity": 2.0, "guarantee": "none",
+        "conditions": ("CMS 2011 Thm 9 needs ||phi(x)|| <= 1 and |l'| = 2|theta^T phi(x) - y| <= 1 for every "
+                       "record at the output; the squared loss is not Lipschitz on R^p, so this does not hold"),
+        "noise_covariance": cov, "exact_noise": False, "secure_noise": bool(mech.secure_noise),
+    }
+    return theta, record
+
+
+# ------------------------------------------------------------------ DP-SGD
+
+
+def dp_sgd_sigma(m, epsilon, delta, *, n_iter=None, step=None):
+    """(sigma, Delta): the noise std and sensitivity of the authors' ``DPRF_SGD`` (notes
+    sec. 5.1), for T = n_iter (default m) steps of size eta = step (default 1/m):
+    C_T = max(sqrt(3 m log(2m/delta) / T), 3 m log(2m/delta) / T),
+    Delta = 4 e eta^2 (1 + sqrt(eta T))^2 T (1 + C_T) (1 + T (1 + C_T) / m) / m,
+    sigma = sqrt(2 log(2.5/delta)) Delta / epsilon (0.751 at m = T = 1000, eps = 1,
+    delta = 1e-5). The sensitivity is the code's and has not been checked against Wang &
+    Guo 2024."""
+    m = check_int(m, "m")
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta, positive=True)
+    T = m if n_iter is None else check_int(n_iter, "n_iter")
+    eta = 1.0 / m if step is None else check_positive(step, "step")
+    a = 3.0 * m * math.log(2.0 * m / delta) / T
+    ct = max(math.sqrt(a), a)
+    sens = 4.0 * math.e * eta ** 2 * (1.0 + math.sqrt(eta * T)) ** 2 * T * (1.0 + ct) * (1.0 + T * (1.0 + ct) / m) / m
+    return math.sqrt(2.0 * math.log(2.5 / delta)) * sens / eps, sens
+
+
+def expected_test_mse_dp_sgd(mse_nonprivate, mean_sq_feature_norm, m, epsilon, delta, *, n_iter=None, step=None):
+    """E[test MSE] of the DP-SGD baseline (:func:`dp_sgd`) around its
+    own non-private SGD iterate: isotropic noise of the code's sigma (notes sec. 5.1; about
+    0.564/eps^2 at m = T = 1000, step 1/m, delta = 1e-5)."""
+    sigma, _ = dp_sgd_sigma(m, epsilon, delta, n_iter=n_iter, step=step)
+    return expected_test_mse(mse_nonprivate, mean_sq_feature_norm, sigma)
+
+
+
+def dp_sgd(F, y, epsilon, delta, *, n_iter=None, step=None, random_state=None, insecure_seed=None):
+    """DP-SGD with random features (Wang & Guo 2024) as the authors' code runs it: T =
+    n_iter (default m) single-record SGD steps of size ``step`` (default 1/m) on
+    (1/2)(theta^T phi - y)^2 from theta = 0, records drawn uniformly with replacement
+    (:func:`pysketch.rfm.solvers.sgd`; ``random_state`` drives that sampling, which is part
+    of the mechanism's randomness and should not be a published seed), then Gaussian
+    noise of std :func:`dp_sgd_sigma` on every coefficient.
+
+    **Neighbouring**: replace one record (m public), presumably, as in [25].
+    **Sensitivity**: the code's formula, **unverified** against the paper it cites (it
+    depends on a bound on how often the differing record is sampled, which holds with
+    probability 1 - delta/2, hence 2.5/delta). **Guarantee**: 'unverified': no DP claim
+    is made here; the classical formula is used at any epsilon.
+
+    ``noise_covariance``: sigma^2 (times I).
+    """
+    from .solvers import sgd
+    F, y = _design(F, y)
+    m = F.shape[0]
+    T = m if n_iter is None else check_int(n_iter, "n_iter")
+    eta = 1.0 / m if step is None else check_positive(step, "step")
+    sigma, sens = dp_sgd_sigma(m, epsilon, delta, n_iter=T, step=eta)
+    out = sgd(F, y, T, eta, random_state=random_state)
+    coef = np.asarray(out[0] if isinstance(out, tuple) else out, dtype=np.float64)
+    noisy = gaussian_noise(coef, sigma, insecure_seed=insecure_seed)
+    record = {
+        "epsilon": float(epsilon), "delta": float(delta), "neighbouring": "replace", "sensitivity": sens,
+        "sigma": sigma, "noise_covariance": sigma ** 2, "n_iter": T, "step": eta,
+        "mechanism": "gaussian (classical formula with 2.5/delta, any epsilon)", "guarantee": "unverified",
+        "secure_noise": insecure_seed is None,
+    }
+    return noisy, record
+
+
+# ------------------------------------------------------------------ private ridge
+
+
+def ridge_fit(F, y, lam):
+    """argmin (1/m) ||F theta - y||^2 + lam ||theta||^2 = (F^T F + m lam I)^-1 F^T y, solved in
+    the smaller of the (m, m) and (p, p) systems."""
+    F, y = _design(F, y)
+    lam = check_positive(lam, "lam")
+    m, p = F.shape
+    if m <= p:
+        return F.T @ np.linalg.solve(F @ F.T + m * lam * np.eye(m), y)
+    return np.linalg.solve(F.T @ F + m * lam * np.eye(p), F.T @ y)
+
+
+def ridge_sensitivity(m, lam, feature_bound, label_bound):
+    r"""Worst-case replace-one L2 sensitivity of the ridge minimiser
+    ``theta* = argmin J(theta) = (1/m) ||F theta - y||^2 + lam ||theta||^2`` over records with
+    ``||phi|| <= B_phi`` and ``|y| <= B_y``:
+
+        Delta = 2 L / (m * 2 lam),   L = 2 B_phi (B_phi B_y / sqrt(lam) + B_y).
+
+    Derivation (after Chaudhuri, Monteleoni & Sarwate 2011, Lemma 7 / Corollary 8, whose
+    regulariser (Lambda/2)||f||^2 is lam ||theta||^2 here, Lambda = 2 lam):
+
+    1. J(theta*) <= J(0) = ||y||^2 / m <= B_y^2, so lam ||theta*||^2 <= B_y^2: every
+       minimiser lies in the ball ||theta|| <= B_y / sqrt(lam), for D and for D'.
+    2. On that ball the per-record loss l(theta) = (theta^T phi - y)^2 has gradient
+       2 (theta^T phi - y) phi of norm <= L.
+    3. J' = J + g with g = (l'_m - l_m) / m; J is 2 lam-strongly convex, grad J(theta*) = 0
+       and grad J(theta'*) = -grad g(theta'*), so 2 lam ||theta* - theta'*||^2 <=
+       (grad J(theta*) - grad J(theta'*))^T (theta* - theta'*) = grad g(theta'*)^T (theta* -
+       theta'*), hence ||theta* - theta'*|| <= ||grad g(theta'*)|| / (2 lam) <= 2 L / (m 2 lam).
+    """
+    m = check_int(m, "m")
+    lam = check_positive(lam, "lam")
+    bp = check_positive(feature_bound, "feature_bound")
+    by = check_positive(label_bound, "label_bound")
+    L = 2.0 * bp * (bp * by / math.sqrt(lam) + by)
+    return 2.0 * L / (m * 2.0 * lam)
+
+
+def private_ridge(F, y, epsilon, delta, *, lam, feature_bound, label_bound, calibration="strong_convexity",
+                  mechanism="analytic", accountant=None, insecure_seed=None):
+    """Gaussian output perturbation of ridge regression (the paper's fairness baseline,
+    notes sec. 4.2 and 5.1, with an honest sensitivity).
+
+    Records are first brought into the public bounds: a feature row with ||phi|| >
+    feature_bound is rescaled onto the ball, a label with |y| > label_bound clipped (each
+    warns with the count). Then theta* = :func:`ridge_fit` and theta* + N(0, sigma^2 I).
+
+    **Neighbouring**: replace one record (m public). **Sensitivity**
+    (``calibration='strong_convexity'``, default): :func:`ridge_sensitivity`, worst case.
+    **Guarantee**: (epsilon, delta)-DP ('worst-case') for the exact minimiser (here a
+    direct solve, exact up to rounding), Gaussian mechanism with the ``mechanism``
+    calibration ('analytic' default, 'classical' for epsilon < 1 only).
+    ``calibration='paper'``: Delta = 2 / (m lam) (the paper's value, which assumes a
+    1-Lipschitz loss the squared loss is not) with the classical formula at any epsilon:
+    not DP (PrivacyLeakWarning).
+
+    ``noise_covariance``: sigma^2 (times I).
+    """
+    F, y = _design(F, y)
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta, positive=True)
+    lam = check_positive(lam, "lam")
+    bp = check_positive(feature_bound, "feature_bound")
+    by = check_positive(label_bound, "label_bound")
+    m = F.shape[0]
+    norms = np.linalg.norm(F, axis=1)
+    over = norms > bp
+    if over.any():
+        warnings.warn(f"private_ridge: {int(over.sum())} of {m} feature rows had norm > feature_bound = {bp:g} and "
+                      "were rescaled onto the ball", RuntimeWarning, stacklevel=2)
+        F = F.copy()
+        F[over] *= (bp / norms[over])[:, None]
+    n_clip = int(np.count_nonzero(np.abs(y) > by))
+    if n_clip:
+        warnings.warn(f"private_ridge: {n_clip} of {m} labels exceeded label_bound = {by:g} and were clipped",
+                      RuntimeWarning, stacklevel=2)
+        y = np.clip(y, -by, by)
+    theta = ridge_fit(F, y, lam)
+    if calibration == "strong_convexity":
+        if mechanism not in ("analytic", "classical"):
+            raise ValueError(f"mechanism must be 'analytic' or 'classical', got {mechanism!r}")
+        sens = ridge_sensitivity(m, lam, bp, by)
+        G = Gaussian(eps, delta, sens, calibration=mechanism, insecure_seed=insecure_seed)
+        charge(accountant, eps, delta, "rfm.private_ridge")
+        noisy = G.randomise(theta)
+        sigma, secure, guarantee, mech_name = G.effective_scale_, G.secure_noise, "worst-case", mechanism
+    elif calibration == "paper":
+        sens = 2.0 / (m * lam)
+        sigma = math.sqrt(2.0 * math.log(1.25 / delta)) * sens / eps
+        warnings.warn(f"private_ridge(calibration='paper') is NOT differentially private: Delta = 2/(m lam) = "
+                      f"{sens:.4g} assumes a 1-Lipschitz loss; the squared loss's worst case is "
+                      f"{ridge_sensitivity(m, lam, bp, by):.4g}", PrivacyLeakWarning, stacklevel=2)
+        noisy = gaussian_noise(theta, sigma, insecure_seed=insecure_seed)
+        secure, guarantee, mech_name = insecure_seed is None, "none", "classical"
+    else:
+        raise ValueError(f"calibration must be 'strong_convexity' or 'paper', got {calibration!r}")
+    record = {
+        "epsilon": eps, "delta": delta, "neighbouring": "replace", "sensitivity": sens, "sigma": sigma,
+        "noise_covariance": sigma ** 2, "mechanism": mech_name, "calibration": calibration,
+        "guarantee": guarantee, "lam": lam, "feature_bound": bp, "label_bound": by,
+        "n_rescaled": int(over.sum()), "n_clipped": n_clip, "secure_noise": bool(secure),
+    }
+    return noisy, record

@@ -1,0 +1,431 @@
+r"""scikit-learn regressors for private random-feature regression.
+
+* :class:`PrivateRFRegressor` (recommended): sufficient-statistics perturbation of the
+  random-feature Gram matrix and correlation vector with an AdaSSP-style private ridge
+  (:mod:`pysketch.rfm.ssp`): (epsilon, delta)-DP in the worst case, for any data, under
+  add/remove (default) or replace-one neighbours.
+* :class:`DPRFMRegressor`: the published model (Liao, Needell & Xue 2024, Algorithm 1):
+  min-norm interpolation on random cos features, then Gaussian output perturbation
+  (:mod:`pysketch.rfm.published`). Its guarantee is conditional (notes seed004 sec. 2.4);
+  ``calibration='paper'`` reproduces the paper's numbers and is not private.
+
+Both take a public box ``bounds`` of X (records outside it are not clipped: the features
+are bounded whatever x is), draw the frequencies from
+``random_state`` (public), and take a public label range ``target_bounds`` (labels outside
+it are clipped and counted). Without ``bounds`` / ``target_bounds`` the box is read from
+the data with a :class:`~pysketch.privacy.PrivacyLeakWarning` (as diffprivlib does).
+
+The kernel's length scale is given in the coordinates the features see: standardised ones
+(PrivateRFRegressor's default ``scaling='private'``; default length ``sqrt(d)``) or the unit
+box (``0.1 sqrt(d)``); either keeps the typical distance between records (which grows as
+sqrt(d)) a fixed number of length scales.
+"""
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from .._base import BaseEstimator, RegressorMixin, not_fitted_error
+from .._checks import check_array, check_bounds
+from ..privacy import PrivacyLeakWarning
+from ..privacy.mechanisms import check_delta, check_epsilon
+from .features import RandomFeatures
+from .scaling import DataScaling, private_scaling
+from .ssp import DEFAULT_SHARES, NEIGHBOURING, RFStatistics, clip_targets, release_statistics, solve_ridge
+
+__all__ = ["PrivateRFRegressor", "DPRFMRegressor", "DEFAULT_LENGTH_SCALE_PER_SQRT_D",
+           "DEFAULT_STANDARDISED_LENGTH_SCALE_PER_SQRT_D", "SCALINGS"]
+
+#: Default kernel length scale in unit-box coordinates, per sqrt(d).
+DEFAULT_LENGTH_SCALE_PER_SQRT_D = 0.1
+#: Default kernel length scale in standardised coordinates (scaling='private'), per sqrt(d).
+DEFAULT_STANDARDISED_LENGTH_SCALE_PER_SQRT_D = 1.0
+SCALINGS = ("private", "box")
+#: The non-private (epsilon=None) fit's ridge, relative to trace(G) / p.
+NONPRIVATE_RIDGE = 1e-4
+
+
+def _positive_int(v, name):
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < 1:
+        raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    return int(v)
+
+
+class _RFRegressorBase(RegressorMixin, BaseEstimator):
+    """What the random-feature regressors share: checks, the public box, the features."""
+
+    def _check_xy(self, X, y):
+        X = check_array(X, "X", np.float64)
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        y = np.asarray(y)
+        try:
+            if y.dtype.kind not in "fiubO":
+                raise TypeError
+            y = y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"Unknown label type: y must be numeric (a regression target), got dtype {y.dtype}") \
+                from None
+        if y.ndim == 2 and y.shape[1] == 1:
+            warnings.warn("A column-vector y was passed when a 1d array was expected", _data_conversion_warning(),
+                          stacklevel=3)
+            y = y[:, 0]
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D, got shape {y.shape}")
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"X and y have inconsistent numbers of samples: {X.shape[0]} and {y.shape[0]}")
+        if not np.isfinite(y).all():
+            raise ValueError("y must be finite (no NaN or infinity)")
+        return X, y
+
+    def _check_privacy_params(self):
+        if self.epsilon is not None:
+            check_epsilon(self.epsilon)
+            check_delta(self.delta, positive=True)
+        if self.neighbouring not in NEIGHBOURING:
+            raise ValueError(f"neighbouring must be one of {NEIGHBOURING}, got {self.neighbouring!r}")
+
+    def _box(self, X, y):
+        d = X.shape[1]
+        if self.bounds is None:
+            if self.epsilon is not None:
+                warnings.warn("bounds not given: the box of X is read from the data, which is not differentially "
+                              "private; pass public bounds=(lower, upper)", PrivacyLeakWarning, stacklevel=3)
+            lo, hi = X.min(axis=0), X.max(axis=0)
+            hi = np.where(hi > lo, hi, lo + 1.0)
+            lo, hi = check_bounds((lo, hi), d)
+        else:
+            lo, hi = check_bounds(self.bounds, d)
+        if self.target_bounds is None:
+            if self.epsilon is not None:
+                warnings.warn("target_bounds not given: the range of y is read from the data, which is not "
+                              "differentially private; pass public target_bounds=(lower, upper)",
+                              PrivacyLeakWarning, stacklevel=3)
+            tlo, thi = float(y.min()), float(y.max())
+            if not thi > tlo:
+                thi = tlo + 1.0
+        else:
+            try:
+                tlo, thi = (float(v) for v in self.target_bounds)
+            except (TypeError, ValueError):
+                raise ValueError(f"target_bounds must be a pair (lower, upper), got {self.target_bounds!r}") from None
+            if not (math.isfinite(tlo) and math.isfinite(thi) and tlo < thi):
+                raise ValueError(f"target_bounds must be finite with lower < upper, got {self.target_bounds!r}")
+        return np.asarray(lo, np.float64), np.asarray(hi, np.float64), (tlo, thi)
+
+    def _length_scale(self, d, standardised=False):
+        if self.length_scale is None:
+            per = DEFAULT_STANDARDISED_LENGTH_SCALE_PER_SQRT_D if standardised else DEFAULT_LENGTH_SCALE_PER_SQRT_D
+            return per * math.sqrt(d)
+        v = self.length_scale
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not (math.isfinite(v) and v > 0):
+            raise ValueError(f"length_scale must be None or a positive finite number, got {v!r}")
+        return float(v)
+
+    def _scaled(self, X):
+        if hasattr(self, "scaling_"):
+            return self.scaling_.transform(X)
+        return (X - self.lower_) / (self.upper_ - self.lower_)
+
+    def _check_predict_input(self, X):
+        if not hasattr(self, "coef_"):
+            raise not_fitted_error(self)
+        X = check_array(X, "X", np.float64)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input")
+        return X
+
+    def predict(self, X):
+        """phi(x)^T coef_ + intercept_ for every row of X."""
+        X = self._check_predict_input(X)
+        return self.features_.predict(self._scaled(X), self.coef_) + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True
+        return tags
+
+
+def _data_conversion_warning():
+    try:
+        from sklearn.exceptions import DataConversionWarning
+    except ImportError:  # pragma: no cover
+        return UserWarning
+    return DataConversionWarning
+
+
+class PrivateRFRegressor(_RFRegressorBase):
+    """Differentially private random-feature ridge regression (sufficient-statistics
+    perturbation; :mod:`pysketch.rfm.ssp`).
+
+    The model is ``f(x) = phi(u)^T coef_ + intercept_`` with
+    ``phi(u) = [cos(Omega^T u), sin(Omega^T u), 1] / sqrt(N + 1)`` (Gaussian kernel of
+    length scale `length_scale`, N = `n_frequencies`) and u = x standardised by a private
+    first look at the data (``scaling='private'``, default: :mod:`pysketch.rfm.scaling`
+    releases the per-coordinate mean and spread of x and the label's with a
+    `scaling_share` of epsilon and delta; the labels are then clipped to the released mean
+    +- 4 spreads, counted in ``n_labels_clipped_``) or x scaled to the unit box
+    (``scaling='box'``). ``intercept_`` is the centre of the label clipping range. The
+    two releases compose sequentially to (epsilon, delta)-DP for any data (worst case).
+
+    Parameters
+    ----------
+    epsilon : float > 0 or None
+        Privacy budget; None fits without noise (not private; a reference).
+    delta : float in (0, 1)
+    bounds : (lower, upper), optional
+        Public box of X. Without it the box is read from X (PrivacyLeakWarning).
+    target_bounds : (lower, upper), optional
+        Public range of y; labels outside are clipped (and counted in a warning). Without
+        it the range is read from y (PrivacyLeakWarning).
+    n_frequencies : int
+        N; the model has p = 2 N + 1 coefficients.
+    length_scale : float, optional
+        In the coordinates of u: default sqrt(d) (standardised, 'private') or 0.1 sqrt(d)
+        (unit box, 'box').
+    scaling : {'private', 'box'}
+    scaling_share : float in (0, 1)
+        The share of epsilon and of delta spent on the scaling release ('private').
+    neighbouring : {'add_remove', 'replace'}
+    regularization : 'ada' or float >= 0
+        The ridge (:func:`pysketch.rfm.ssp.solve_ridge`).
+    shares : three positive numbers
+        Shares of the privacy budget's sensitivity for (G, b, lambda_min).
+    accountant : BudgetAccountant, optional
+        Charged (epsilon, delta) at every private fit.
+    random_state : None, int or Generator
+        The public seed of the frequencies (never of the noise).
+    insecure_seed : None or int
+        Seeds the privacy noise: for tests and experiments only, **not private**.
+
+    Attributes
+    ----------
+    coef_ : (2 N + 1,) ndarray
+    intercept_ : float
+    features_ : RandomFeatures
+    ridge_ : float
+        The ridge used (in units of the summed Gram matrix).
+    privacy_ : dict
+        epsilon, delta, neighbouring, mechanism, sensitivities, guarantee.
+    n_features_in_ : int
+    """
+
+    def __init__(self, epsilon=1.0, delta=1e-5, *, bounds=None, target_bounds=None, n_frequencies=128,
+                 length_scale=None, scaling="private", scaling_share=0.1, neighbouring="add_remove",
+                 regularization="ada", shares=DEFAULT_SHARES, accountant=None, random_state=None,
+                 insecure_seed=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds = bounds
+        self.target_bounds = target_bounds
+        self.n_frequencies = n_frequencies
+        self.length_scale = length_scale
+        self.scaling = scaling
+        self.scaling_share = scaling_share
+        self.neighbouring = neighbouring
+        self.regularization = regularization
+        self.shares = shares
+        self.accountant = accountant
+        self.random_state = random_state
+        self.insecure_seed = insecure_seed
+
+    def fit(self, X, y):
+        """Release the scaling (scaling='private') and the statistics of (X, y) (unless
+        epsilon is None), and solve."""
+        self._check_privacy_params()
+        X, y = self._check_xy(X, y)
+        N = _positive_int(self.n_frequencies, "n_frequencies")
+        if self.scaling not in SCALINGS:
+            raise ValueError(f"scaling must be one of {SCALINGS}, got {self.scaling!r}")
+        share = self.scaling_share
+        if isinstance(share, (bool, np.bool_)) or not isinstance(share, numbers.Real) or not 0 < share < 1:
+            raise ValueError(f"scaling_share must be in (0, 1), got {share!r}")
+        lo, hi, tb = self._box(X, y)
+        d = X.shape[1]
+        self.lower_, self.upper_, self.target_bounds_ = lo, hi, tb
+        self.n_features_in_ = d
+        y = clip_targets(y, tb)
+        private = self.epsilon is not None
+        eps, delta = (self.epsilon, self.delta) if private else (None, None)
+        parts = []
+        if self.scaling == "private":
+            if private:
+                sc = private_scaling(X, y, (lo, hi), tb, share * eps, share * delta, neighbouring=self.neighbouring,
+                                     accountant=self.accountant, insecure_seed=self.insecure_seed)
+                parts.append(sc.privacy)
+                eps, delta = (1 - share) * eps, (1 - share) * delta
+            else:
+                sd = X.std(axis=0)
+                sc = DataScaling(X.mean(axis=0), np.where(sd > 0, sd, 1.0), tb, X.shape[0], None)
+            self.scaling_ = sc
+            label_range = sc.target_range
+        else:
+            self.scaling_ = DataScaling(lo, hi - lo, tb, None, None)
+            label_range = tb
+        self.n_labels_clipped_ = int(np.count_nonzero((y < label_range[0]) | (y > label_range[1])))
+        y = np.clip(y, *label_range)
+        self.features_ = RandomFeatures(d, N, length_scale=self._length_scale(d, self.scaling == "private"),
+                                        layout="unit", intercept=True,
+                                        random_state=self.random_state)
+        stats = RFStatistics(self.features_, label_range).update(self._scaled(X), y)
+        if not private:
+            G = stats.gram
+            lam = NONPRIVATE_RIDGE * max(np.trace(G), 1e-300) / G.shape[0]
+            ridge = np.full(G.shape[0], lam)
+            ridge[-1] = 0.0
+            w, V = np.linalg.eigh(G + np.diag(ridge))
+            self.coef_ = V @ ((V.T @ stats.xty) / np.maximum(w, 1e-12 * max(w.max(), 1e-300)))
+            self.ridge_ = lam
+            self.privacy_ = {"epsilon": float("inf"), "delta": 0.0, "guarantee": "none (epsilon=None: no noise)"}
+        else:
+            released = release_statistics(stats, eps, delta, neighbouring=self.neighbouring, shares=self.shares,
+                                          accountant=self.accountant, insecure_seed=self.insecure_seed)
+            del stats
+            self._fit_released(released)
+            if parts:
+                self.privacy_ = {"epsilon": float(self.epsilon), "delta": float(self.delta),
+                                 "neighbouring": self.neighbouring, "guarantee": "worst-case",
+                                 "composition": "sequential (scaling, then statistics)",
+                                 "parts": {"scaling": parts[0], "statistics": released.privacy}}
+        self.intercept_ = 0.5 * (label_range[0] + label_range[1])
+        return self
+
+    def _fit_released(self, released):
+        self.coef_, self.ridge_ = solve_ridge(released, self.regularization)
+        self.privacy_ = dict(released.privacy)
+
+    def fit_released(self, released, scaling):
+        """Fit from statistics released elsewhere: post-processing only. `released` is a
+        PrivateRFStatistics of features of ``scaling.transform(X)``, `scaling` a
+        DataScaling (e.g. :func:`pysketch.rfm.scaling.private_scaling`'s)."""
+        from .ssp import PrivateRFStatistics
+
+        if not isinstance(released, PrivateRFStatistics):
+            raise TypeError(f"released must be a PrivateRFStatistics, got {type(released).__name__}")
+        if not isinstance(scaling, DataScaling):
+            raise TypeError(f"scaling must be a DataScaling, got {type(scaling).__name__}")
+        d = released.features.d
+        self.scaling_ = scaling
+        self.target_bounds_ = released.target_bounds
+        self.n_features_in_ = d
+        self.features_ = released.features
+        self._fit_released(released)
+        self.intercept_ = released.centre
+        return self
+
+
+class DPRFMRegressor(_RFRegressorBase):
+    """The published differentially private random-feature model (Liao, Needell & Xue 2024,
+    Algorithm 1; :mod:`pysketch.rfm.published`): min-norm interpolation on N random cos
+    features (``sqrt(2/N) cos(omega^T u + b)``, u = x scaled to the unit box), then Gaussian
+    output perturbation.
+
+    Its guarantee is **conditional** (``privacy_['guarantee']``): the Lemma 6 sensitivity
+    holds only when lambda_min(F F^T) >= 1 - 2 eta for the data and every neighbour, which
+    the paper shows with high probability under a sub-gaussian data model, not for every
+    data set (notes seed004 sec. 2.4). The fit reports the conditions on its data
+    (``conditions_``: computed on the data, not private; a warning when one fails). Labels are clipped
+    to the public `target_bounds`, centred and divided by ``B sqrt(n_max)`` so that
+    ``||y||_2 <= 1`` for every data set of at most `n_max` records. With the sensitivity in
+    the right units the noise on a prediction has variance about
+    ``8 ln(1.25/delta) / ((1 - 2 eta) epsilon^2)`` in those units (pitfall 2): the model is
+    useful only at large epsilon. ``calibration='paper'`` reproduces the paper's numbers
+    and is **not private** (PrivacyLeakWarning). Prefer :class:`PrivateRFRegressor`.
+
+    Parameters
+    ----------
+    epsilon : float > 0 or None
+        None: the non-private min-norm model.
+    delta : float in (0, 1)
+    bounds, target_bounds : as PrivateRFRegressor
+    n_max : int, optional
+        Public upper bound on the number of records (default: n, with a PrivacyLeakWarning).
+    n_frequencies : int, optional
+        N; default ``ceil(n_max / (1 - sqrt(1 - 2 eta))^2)``, the Marchenko-Pastur rule
+        under which the eigenvalue condition can hold (4 n_max at eta = 3/8).
+    length_scale : float, optional
+        In unit-box coordinates (default 0.1 sqrt(d)).
+    eta : float in (0, 1/2)
+    calibration : {'lemma6', 'paper'}
+    solver : {'pinv', 'cholesky', 'kaczmarz'}
+        The min-norm solver (:func:`pysketch.rfm.solvers.min_norm`); 'kaczmarz' runs
+        `n_iter` iterations (default n, the paper's, which does not interpolate).
+    n_iter : int, optional
+    accountant, random_state, insecure_seed : as PrivateRFRegressor
+    """
+
+    def __init__(self, epsilon=1.0, delta=1e-5, *, bounds=None, target_bounds=None, n_max=None, n_frequencies=None,
+                 length_scale=None, eta=3 / 8, calibration="lemma6", solver="pinv", n_iter=None, accountant=None,
+                 random_state=None, insecure_seed=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds = bounds
+        self.target_bounds = target_bounds
+        self.n_max = n_max
+        self.n_frequencies = n_frequencies
+        self.length_scale = length_scale
+        self.eta = eta
+        self.calibration = calibration
+        self.solver = solver
+        self.n_iter = n_iter
+        self.accountant = accountant
+        self.random_state = random_state
+        self.insecure_seed = insecure_seed
+
+    neighbouring = "replace_or_remove"
+
+    def _check_privacy_params(self):
+        if self.epsilon is not None:
+            check_epsilon(self.epsilon)
+            check_delta(self.delta, positive=True)
+
+    def fit(self, X, y):
+        from . import published
+        from .solvers import min_norm
+
+        self._check_privacy_params()
+        X, y = self._check_xy(X, y)
+        n, d = X.shape
+        eta = self.eta
+        if isinstance(eta, (bool, np.bool_)) or not isinstance(eta, numbers.Real) or not 0 < eta < 0.5:
+            raise ValueError(f"eta must be in (0, 1/2), got {eta!r}")
+        if self.calibration not in ("lemma6", "paper"):
+            raise ValueError(f"calibration must be 'lemma6' or 'paper', got {self.calibration!r}")
+        if self.n_max is None:
+            if self.epsilon is not None:
+                warnings.warn("n_max not given: the number of records is read from the data, which is not "
+                              "differentially private; pass a public n_max", PrivacyLeakWarning, stacklevel=2)
+            n_max = n
+        else:
+            n_max = _positive_int(self.n_max, "n_max")
+            if n > n_max:
+                raise ValueError(f"n_max = {n_max} must be >= the number of records ({n})")
+        N = (math.ceil(n_max / (1.0 - math.sqrt(1.0 - 2.0 * eta)) ** 2) if self.n_frequencies is None
+             else _positive_int(self.n_frequencies, "n_frequencies"))
+        lo, hi, tb = self._box(X, y)
+        self.lower_, self.upper_, self.target_bounds_ = lo, hi, tb
+        self.n_features_in_ = d
+        self.features_ = RandomFeatures(d, N, length_scale=self._length_scale(d), layout="cos",
+                                        random_state=self.random_state)
+        c, B = 0.5 * (tb[0] + tb[1]), 0.5 * (tb[1] - tb[0])
+        ys, _ = published.scale_labels(y - c, B, n_max)
+        F = self.features_.transform(self._scaled(X))
+        kw = {}
+        if self.solver == "kaczmarz":
+            kw = {"n_iter": self.n_iter, "random_state": self.random_state}
+        coef, self.solver_info_ = min_norm(F, ys, self.solver, **kw)
+        # a non-private diagnostic of the Lemma 6 conditions on this data (warns when one fails)
+        self.conditions_ = published.check_conditions(F, N, n, eta, layout="cos")
+        if self.epsilon is None:
+            self.privacy_ = {"epsilon": float("inf"), "delta": 0.0, "guarantee": "none (epsilon=None: no noise)"}
+        else:
+            coef, self.privacy_ = published.output_perturbation(
+                coef, self.epsilon, self.delta, n_frequencies=N, eta=eta, calibration=self.calibration,
+                layout="cos", accountant=self.accountant, insecure_seed=self.insecure_seed)
+        scale = B * math.sqrt(n_max)
+        self.coef_ = coef * scale
+        self.intercept_ = c
+        return self

@@ -1,0 +1,112 @@
+r"""A private first look at the data: per-coordinate location and spread of the inputs and
+of the labels, released once, so that the regressor's features and its label clipping fit
+the data rather than the public box.
+
+A public box is often far wider than the data (a delay bound of [-90, 360] minutes for
+delays that mostly lie within [-30, 60]; the range [d e^-6, d] of a sum of d bounded terms
+that concentrates near its mean). A kernel length scale stated in box units is then too
+wide or too narrow, and the sensitivity of the label-weighted statistics grows with the
+label range (:mod:`pysketch.rfm.ssp`). This module releases, with (epsilon0, delta0)-DP, the
+sums over records of
+
+    r(x, y) = (1, u, u * u, v, v^2),   u = clip((x - lower) / (upper - lower), 0, 1) in [0, 1]^d,
+                                        v = clip((y - y_lo) / (y_hi - y_lo), 0, 1),
+
+(the count, per-coordinate first and second moments in box units, and the label's) by one
+Gaussian mechanism. Add/remove: ``||r||_2^2 <= 1 + 2 d + 2``; replace: the count cancels
+and ``||r - r'||_2^2 <= 2 (d + 1)``: for a, b in [0, 1],
+``(a - b)^2 + (a^2 - b^2)^2 = (a - b)^2 (1 + (a + b)^2) <= 2`` (at a = 1, b = 0).
+Everything derived from the release (means, spreads, the label clipping range) is
+post-processing and public; the caller composes this release with the next one
+(sequential composition: the epsilons and deltas add).
+
+The spreads are floored at what the noise can resolve (``3 sigma / n^`` in second-moment
+units, and an absolute 1e-3 of the box) so that a noisy small variance never makes the
+features arbitrarily narrow.
+"""
+
+import math
+
+import numpy as np
+
+from .._checks import check_array, check_bounds
+from ..privacy.accountant import charge
+from ..privacy.mechanisms import Gaussian, check_delta, check_epsilon
+
+__all__ = ["DataScaling", "private_scaling", "scaling_sensitivity", "LABEL_RADIUS_SPREADS"]
+
+#: The label clipping range is the released label mean +- this many released spreads
+#: (intersected with the public range).
+LABEL_RADIUS_SPREADS = 4.0
+#: Smallest spread in box units.
+MIN_SPREAD = 1e-3
+
+
+def scaling_sensitivity(d, neighbouring="add_remove"):
+    """L2 sensitivity of the sum of r(x, y) (module docstring)."""
+    if neighbouring == "add_remove":
+        return math.sqrt(1.0 + 2.0 * d + 2.0)
+    if neighbouring == "replace":
+        return math.sqrt(2.0 * (d + 1.0))
+    raise ValueError(f"neighbouring must be 'add_remove' or 'replace', got {neighbouring!r}")
+
+
+class DataScaling:
+    """Released location and spread: ``x_centre``, ``x_scale`` (d,) in the data's units,
+    the label clipping range ``target_range`` (lo, hi), the noisy count and the privacy
+    record."""
+
+    def __init__(self, x_centre, x_scale, target_range, count, privacy):
+        self.x_centre = x_centre
+        self.x_scale = x_scale
+        self.target_range = target_range
+        self.count = count
+        self.privacy = privacy
+
+    def transform(self, X):
+        """(X - x_centre) / x_scale: the standardised inputs."""
+        return (X - self.x_centre) / self.x_scale
+
+
+def _moments(s1, s2, n, floor):
+    mean = np.clip(s1 / n, 0.0, 1.0)
+    var = s2 / n - mean * mean
+    return mean, np.sqrt(np.maximum(var, floor))
+
+
+def private_scaling(X, y, bounds, target_bounds, epsilon, delta, *, neighbouring="add_remove", accountant=None,
+                    insecure_seed=None):
+    """Release the location and spread of X and y with (epsilon, delta)-DP (module
+    docstring). `bounds` = (lower, upper) arrays (d,), `target_bounds` = (lo, hi): public."""
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, positive=True)
+    X = check_array(X, "X", np.float64)
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    n, d = X.shape
+    lo, hi = check_bounds(tuple(bounds), d)
+    ylo, yhi = (float(v) for v in target_bounds)
+    if y.shape[0] != n or not np.isfinite(y).all() or not ylo < yhi:
+        raise ValueError("y must be finite with one value per row of X, and target_bounds must have lower < upper")
+    sens = scaling_sensitivity(d, neighbouring)
+    u = np.clip((X - lo) / (hi - lo), 0.0, 1.0)
+    v = np.clip((y - ylo) / (yhi - ylo), 0.0, 1.0)
+    total = np.concatenate([[float(n)], u.sum(0), np.einsum("ij,ij->j", u, u), [v.sum(), v @ v]])
+    mech = Gaussian(epsilon, delta, sens, insecure_seed=insecure_seed)
+    charge(accountant, epsilon, delta, "rfm.private_scaling")
+    noisy = mech.randomise(total)
+    sigma = mech.effective_scale_
+    count = max(float(noisy[0]), 1.0)
+    floor = max(3.0 * sigma / count, MIN_SPREAD ** 2)
+    xm, xs = _moments(noisy[1:1 + d], noisy[1 + d:1 + 2 * d], count, floor)
+    ym, ys = _moments(noisy[1 + 2 * d], noisy[2 + 2 * d], count, floor)
+    width = hi - lo
+    x_centre = lo + xm * width
+    x_scale = xs * width
+    ywidth = yhi - ylo
+    ycentre = ylo + float(ym) * ywidth
+    radius = LABEL_RADIUS_SPREADS * float(ys) * ywidth
+    target_range = (max(ylo, ycentre - radius), min(yhi, ycentre + radius))
+    privacy = {"epsilon": epsilon, "delta": delta, "neighbouring": neighbouring, "sensitivity": sens,
+               "sigma": sigma, "mechanism": "gaussian (analytic)", "guarantee": "worst-case",
+               "secure_noise": mech.secure_noise}
+    return DataScaling(x_centre, x_scale, target_range, count, privacy)

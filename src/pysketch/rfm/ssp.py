@@ -1,0 +1,289 @@
+r"""Private random-feature ridge regression by sufficient-statistics perturbation (SSP).
+
+The published model (:mod:`pysketch.rfm.published`) perturbs the min-norm coefficients; its
+sensitivity holds only with high probability under a data model (notes seed004 sec. 2.4),
+and with the sensitivity in the right units its noise swamps the signal (pitfall 2). This
+module takes the other road (issue 19, scope 3; Vu & Slavkovic 2009, Foulds et al. 2016,
+and Wang 2018 "Revisiting differentially private linear regression", Algorithm 2
+"AdaSSP"): release the *sufficient statistics* of least squares over the features,
+
+    G = sum_i phi(x_i) phi(x_i)^T   (p x p),     b = sum_i phi(x_i) (y_i - c),
+
+with c the centre of the public label range, and solve the ridge problem on the released
+pair. The statistics are a matrix-valued sketch: one pass, a sum over records, so they
+stream and merge by addition (:class:`RFStatistics`), and every record's contribution is
+bounded *for every x and every y in the public range*, so the guarantee is worst case:
+
+* the features are the 'unit' layout of :class:`~pysketch.rfm.RandomFeatures`,
+  ``[cos(Omega^T x), sin(Omega^T x), 1] / sqrt(N + 1)``: ``||phi(x)|| = 1`` exactly and
+  ``|phi_k(x)| <= a = 1 / sqrt(N + 1)`` for all x (no clipping of x is needed);
+* the labels are clipped to the public range [lo, hi] (counted and warned, never silently),
+  so ``|y - c| <= B = (hi - lo) / 2``.
+
+**Sensitivities** (add/remove one record; :func:`statistics_sensitivities`), for the three
+released pieces: the upper triangle of G (diagonal included, as a vector), b, and
+lambda_min(G):
+
+* ``||triu(phi phi^T)||_2^2 = (||phi||^4 + sum_k phi_k^4) / 2 <= (1 + a^2) / 2``;
+* ``||phi (y - c)|| <= B``;
+* ``|lambda_min(G + phi phi^T) - lambda_min(G)| <= ||phi||^2 = 1`` (Weyl).
+
+Replacing a record (G changes by phi phi^T - phi' phi'^T): ``||triu(.)||^2 <= 1 + a^2``
+(``||phi phi^T - phi' phi'^T||_F^2 <= 2`` and the diagonal adds at most ``2 a^2``, halved),
+``2 B`` for b, and still 1 for lambda_min (the difference has eigenvalues in [-1, 1]).
+A factor ``1 + 1e-12`` covers the rounding of cos^2 + sin^2.
+
+**One Gaussian release.** The three pieces are scaled so that piece k has sensitivity
+``sqrt(s_k)`` (shares s_k summing to 1, :data:`DEFAULT_SHARES`) and released together by one
+(epsilon, delta) Gaussian mechanism of sensitivity 1 (:class:`pysketch.privacy.Gaussian`,
+analytic calibration): one mechanism, no composition loss. Piece k then carries noise of
+standard deviation ``sigma Delta_k / sqrt(s_k)``.
+
+**Ridge, chosen privately (AdaSSP).** With ``sigma_G`` the noise on G's entries, the
+symmetric noise matrix has spectral norm about ``2 sqrt(p) sigma_G`` (the semicircle edge);
+the ridge is ``lambda = max(0, 2 sqrt(p) sigma_G - lambda_min~)`` with ``lambda_min~`` the
+released lambda_min moved down by ``sqrt(2 ln(1/rho)) sigma_lambda`` (so it under-estimates
+the true value w.p. >= 1 - rho, rho = 0.05) and floored at 0: AdaSSP's rule (Wang 2018,
+Alg. 2, lines 2-3) with the spectral edge in place of its high-probability bound. The
+solve is ``theta = (G~ + lambda J)^+ b~``, J the identity without the constant feature's
+entry (the intercept is not penalised), with eigenvalues floored at ``sqrt(p) sigma_G``,
+half the noise's spectral edge (a post-processing guard against an indefinite G~). Everything after the release is
+post-processing.
+"""
+
+import math
+import warnings
+
+import numpy as np
+from scipy.linalg import blas
+
+from .._checks import check_array
+from ..privacy.accountant import charge
+from ..privacy.mechanisms import Gaussian, check_delta, check_epsilon
+from .features import RandomFeatures
+
+__all__ = ["RFStatistics", "PrivateRFStatistics", "release_statistics", "statistics_sensitivities",
+           "solve_ridge", "DEFAULT_SHARES", "NEIGHBOURING"]
+
+#: Shares of the unit sensitivity budget for (G, b, lambda_min).
+DEFAULT_SHARES = (0.5, 0.4, 0.1)
+NEIGHBOURING = ("add_remove", "replace")
+#: The failure probability of the lambda_min lower bound of the ridge rule.
+RIDGE_RHO = 0.05
+#: cos^2 + sin^2 = 1 up to rounding: the bound used for ||phi||^2.
+NORM_SLACK = 1e-12
+
+
+def _check_target_bounds(target_bounds):
+    try:
+        lo, hi = (float(v) for v in target_bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"target_bounds must be a pair (lower, upper) of numbers, got {target_bounds!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"target_bounds must be finite with lower < upper, got {target_bounds!r}")
+    return lo, hi
+
+
+def clip_targets(y, target_bounds, name="y"):
+    """y clipped to the public range, with a warning that counts the clipped values."""
+    lo, hi = target_bounds
+    outside = int(np.count_nonzero((y < lo) | (y > hi)))
+    if outside:
+        warnings.warn(f"{outside} of {y.size} values of {name} lie outside the public target_bounds "
+                      f"[{lo:g}, {hi:g}] and were clipped to it", RuntimeWarning, stacklevel=3)
+        y = np.clip(y, lo, hi)
+    return y
+
+
+class RFStatistics:
+    """The sufficient statistics of random-feature least squares, as a streaming,
+    mergeable sum: ``G = sum phi phi^T``, ``b = sum phi (y - c)``, and the count.
+
+    Parameters
+    ----------
+    features : RandomFeatures
+        'unit' layout (norm 1 for every x: what the sensitivities need).
+    target_bounds : (lower, upper)
+        Public range of y; c is its centre.
+    """
+
+    def __init__(self, features, target_bounds):
+        if not isinstance(features, RandomFeatures):
+            raise TypeError(f"features must be a RandomFeatures, got {type(features).__name__}")
+        if features.layout != "unit":
+            raise ValueError("features must have layout='unit' (norm exactly 1 for every x), "
+                             f"got layout={features.layout!r}")
+        self.features = features
+        self.target_bounds = _check_target_bounds(target_bounds)
+        p = features.output_dim
+        self._gram = np.zeros((p, p), order="F")  # upper triangle filled by SYRK
+        self.xty = np.zeros(p)
+        self.count = 0
+
+    @property
+    def centre(self):
+        lo, hi = self.target_bounds
+        return 0.5 * (lo + hi)
+
+    @property
+    def label_radius(self):
+        """B: |y - c| <= B for every label in the public range."""
+        lo, hi = self.target_bounds
+        return 0.5 * (hi - lo)
+
+    def update(self, X, y):
+        """Add the records (rows of X, y); a chunk of rows at a time. Returns self."""
+        X = check_array(X, "X", np.float64)
+        y = np.asarray(y, dtype=np.float64).reshape(-1)
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"y must have one value per row of X ({X.shape[0]}), got {y.shape[0]}")
+        if not np.isfinite(y).all():
+            raise ValueError("y must be finite (no NaN or infinity)")
+        yc = clip_targets(y, self.target_bounds) - self.centre
+        G = self._gram
+        for start, stop, F in self.features.iter_features(X):
+            # F^T is a Fortran (p, rows) view of the C-ordered chunk: SYRK adds F^T F to G's upper triangle
+            G = blas.dsyrk(1.0, F.T, c=G, beta=1.0, trans=0, lower=0, overwrite_c=1)
+            self.xty += F.T @ yc[start:stop]
+        self._gram = G
+        self.count += X.shape[0]
+        return self
+
+    @property
+    def gram(self):
+        """G, (p, p) symmetric."""
+        G = self._gram
+        return np.triu(G) + np.triu(G, 1).T
+
+    def _check_same(self, other):
+        if not isinstance(other, RFStatistics) or isinstance(other, PrivateRFStatistics):
+            raise TypeError(f"can only add RFStatistics, got {type(other).__name__}")
+        a, b = self.features, other.features
+        same = (a.layout == b.layout and a.intercept == b.intercept and a.feature_map == b.feature_map)
+        if not same or self.target_bounds != other.target_bounds:
+            raise ValueError("statistics of different features or target_bounds cannot be merged")
+
+    def __add__(self, other):
+        self._check_same(other)
+        out = RFStatistics(self.features, self.target_bounds)
+        out._gram = np.asfortranarray(self._gram + other._gram)
+        out.xty = self.xty + other.xty
+        out.count = self.count + other.count
+        return out
+
+    def lambda_min(self):
+        """The smallest eigenvalue of G (private: released only through `release_statistics`)."""
+        return float(np.linalg.eigvalsh(self.gram)[0])
+
+
+def statistics_sensitivities(features, label_radius, neighbouring="add_remove"):
+    """(Delta_G, Delta_b, Delta_lambda): L2 sensitivities of triu(G) (as a vector), b and
+    lambda_min(G) under `neighbouring` (module docstring)."""
+    if neighbouring not in NEIGHBOURING:
+        raise ValueError(f"neighbouring must be one of {NEIGHBOURING}, got {neighbouring!r}")
+    a2 = features.max_abs ** 2
+    s = (1.0 + NORM_SLACK)
+    if neighbouring == "add_remove":
+        return s * math.sqrt((1.0 + a2) / 2.0), s * label_radius, s
+    return s * math.sqrt(1.0 + a2), 2.0 * s * label_radius, s
+
+
+class PrivateRFStatistics:
+    """Released statistics: noisy G (symmetric), noisy b, noisy lambda_min, and the noise
+    scales and privacy record. No clean value is kept."""
+
+    def __init__(self, features, target_bounds, gram, xty, lambda_min, noise_std, privacy):
+        self.features = features
+        self.target_bounds = target_bounds
+        self.gram = gram
+        self.xty = xty
+        self.lambda_min = lambda_min
+        self.noise_std = noise_std  # {'gram': ..., 'xty': ..., 'lambda_min': ...}
+        self.privacy = privacy
+
+    @property
+    def centre(self):
+        lo, hi = self.target_bounds
+        return 0.5 * (lo + hi)
+
+
+def _check_shares(shares):
+    try:
+        s = np.array(shares, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError(f"shares must be three positive numbers, got {shares!r}") from None
+    if s.shape != (3,) or not np.isfinite(s).all() or (s <= 0).any():
+        raise ValueError(f"shares must be three positive finite numbers (G, b, lambda_min), got {shares!r}")
+    return s / s.sum()
+
+
+def release_statistics(stats, epsilon, delta, *, neighbouring="add_remove", shares=DEFAULT_SHARES, accountant=None,
+                       insecure_seed=None):
+    """Release `stats` with (epsilon, delta)-DP under `neighbouring`: one Gaussian mechanism
+    (analytic calibration) on the scaled (triu(G), b, lambda_min) (module docstring).
+
+    insecure_seed : None or int
+        None: noise from the OS entropy. An int reproduces the noise and is **insecure**
+        (tests and experiments only).
+    """
+    if not isinstance(stats, RFStatistics) or isinstance(stats, PrivateRFStatistics):
+        raise TypeError(f"stats must be RFStatistics, got {type(stats).__name__}")
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, positive=True)
+    s = _check_shares(shares)
+    dG, db, dl = statistics_sensitivities(stats.features, stats.label_radius, neighbouring)
+    p = stats.features.output_dim
+    iu = np.triu_indices(p)
+    G = stats._gram
+    wG, wb, wl = math.sqrt(s[0]) / dG, math.sqrt(s[1]) / db, math.sqrt(s[2]) / dl
+    v = np.concatenate([G[iu] * wG, stats.xty * wb, [stats.lambda_min() * wl]])
+    mech = Gaussian(epsilon, delta, 1.0, insecure_seed=insecure_seed)
+    charge(accountant, epsilon, delta, "rfm.release_statistics")
+    noisy = mech.randomise(v)
+    sigma = mech.effective_scale_
+    k = iu[0].size
+    tri = noisy[:k] / wG
+    Gn = np.zeros((p, p))
+    Gn[iu] = tri
+    Gn = Gn + np.triu(Gn, 1).T
+    bn = noisy[k:k + p] / wb
+    ln = float(noisy[-1] / wl)
+    privacy = {"epsilon": epsilon, "delta": delta, "neighbouring": neighbouring, "mechanism": "gaussian (analytic)",
+               "sensitivity": {"gram": dG, "xty": db, "lambda_min": dl}, "shares": tuple(float(x) for x in s),
+               "guarantee": "worst-case", "secure_noise": mech.secure_noise}
+    noise_std = {"gram": sigma / wG, "xty": sigma / wb, "lambda_min": sigma / wl}
+    return PrivateRFStatistics(stats.features, stats.target_bounds, Gn, bn, ln, noise_std, privacy)
+
+
+def solve_ridge(released, regularization="ada"):
+    """theta of the ridge problem on released statistics, and the ridge used.
+
+    regularization : 'ada' or float >= 0
+        'ada': the AdaSSP-style rule of the module docstring; a number: that ridge
+        (in units of G, i.e. summed over records). The constant feature is not
+        penalised.
+    """
+    p = released.gram.shape[0]
+    if isinstance(regularization, str):
+        if regularization != "ada":
+            raise ValueError(f"regularization must be 'ada' or a number >= 0, got {regularization!r}")
+        sg, sl = released.noise_std["gram"], released.noise_std["lambda_min"]
+        lam_low = max(released.lambda_min - math.sqrt(2.0 * math.log(1.0 / RIDGE_RHO)) * sl, 0.0)
+        lam = max(0.0, 2.0 * math.sqrt(p) * sg - lam_low)
+    else:
+        lam = float(regularization)
+        if not (math.isfinite(lam) and lam >= 0):
+            raise ValueError(f"regularization must be 'ada' or a finite number >= 0, got {regularization!r}")
+    # the constant feature (the intercept) is not penalised, as in scikit-learn: shrinking it
+    # would pull predictions to the centre of the public label range instead of the data's mean
+    ridge = np.full(p, lam)
+    if released.features.intercept:
+        ridge[-1] = 0.0
+    w, V = np.linalg.eigh(released.gram + np.diag(ridge))
+    scale = max(float(np.abs(w).max()), 1e-300)
+    # eigenvalues below half the noise's spectral edge are noise: raised to it (a guard
+    # against an indefinite system; the penalised directions are above it already)
+    floor = max(math.sqrt(p) * released.noise_std["gram"], 1e-12 * scale)
+    w = np.maximum(w, floor)
+    theta = V @ ((V.T @ released.xty) / w)
+    return theta, lam
