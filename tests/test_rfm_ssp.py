@@ -379,3 +379,21 @@ def test_check_estimator():
         warnings.simplefilter("ignore")
         check_estimator(PrivateRFRegressor(n_frequencies=8, random_state=0, insecure_seed=0))
         check_estimator(PrivateRFRegressor(None, n_frequencies=8, random_state=0))
+
+
+def test_auto_frequencies_balance_the_ridge_against_the_gram_diagonal():
+    from pysketch.privacy.mechanisms import analytic_gaussian_sigma
+    from pysketch.rfm.estimators import AUTO_MAX_FREQUENCIES, AUTO_MIN_FREQUENCIES, auto_frequencies
+
+    for n, eps in [(43000, 0.1), (262000, 1.0), (20000, 1.0)]:
+        N = auto_frequencies(n, eps, 1e-5)
+        p = 2 * N + 1
+        sigma_g = analytic_gaussian_sigma(eps, 1e-5, 1.0) * math.sqrt(0.5 / ssp.DEFAULT_SHARES[0])
+        # the rule's p is rounded down to an odd integer: ridge / diagonal just below 1/8
+        ratio = 2 * math.sqrt(p) * sigma_g / (n / p)
+        assert 0.8 / 8 <= ratio <= 1 / 8 + 1e-12
+    assert auto_frequencies(10, 0.1, 1e-5) == AUTO_MIN_FREQUENCIES
+    assert auto_frequencies(1e12, 10.0, 1e-5) == AUTO_MAX_FREQUENCIES
+    X, y = _data(3000)
+    m = PrivateRFRegressor(1.0, bounds=([0, 0], [1, 1]), target_bounds=(-1, 3), random_state=0).fit(X, y)
+    assert m.features_.n_frequencies == auto_frequencies(m.scaling_.count, 0.9, 0.9e-5)

@@ -35,7 +35,7 @@ from .features import RandomFeatures
 from .scaling import DataScaling, private_scaling
 from .ssp import DEFAULT_SHARES, NEIGHBOURING, RFStatistics, clip_targets, release_statistics, solve_ridge
 
-__all__ = ["PrivateRFRegressor", "DPRFMRegressor", "DEFAULT_LENGTH_SCALE_PER_SQRT_D",
+__all__ = ["PrivateRFRegressor", "DPRFMRegressor", "auto_frequencies", "DEFAULT_LENGTH_SCALE_PER_SQRT_D",
            "DEFAULT_STANDARDISED_LENGTH_SCALE_PER_SQRT_D", "SCALINGS"]
 
 #: Default kernel length scale in unit-box coordinates, per sqrt(d).
@@ -43,6 +43,20 @@ DEFAULT_LENGTH_SCALE_PER_SQRT_D = 0.1
 #: Default kernel length scale in standardised coordinates (scaling='private'), per sqrt(d).
 DEFAULT_STANDARDISED_LENGTH_SCALE_PER_SQRT_D = 1.0
 SCALINGS = ("private", "box")
+#: Bounds of n_frequencies='auto', and its value without a released count.
+AUTO_MIN_FREQUENCIES, AUTO_MAX_FREQUENCIES, AUTO_BOX_FREQUENCIES = 4, 512, 128
+
+
+def auto_frequencies(count, epsilon, delta, shares=DEFAULT_SHARES):
+    """N for n_frequencies='auto' (PrivateRFRegressor): the p = 2 N + 1 at which
+    2 sqrt(p) sigma_G = count / (8 p), sigma_G the noise on the Gram matrix's entries of a
+    release at (epsilon, delta) (:func:`pysketch.rfm.ssp.release_statistics`)."""
+    from ..privacy.mechanisms import analytic_gaussian_sigma
+
+    share = float(np.asarray(shares, dtype=np.float64)[0] / np.sum(shares))
+    sigma_g = analytic_gaussian_sigma(epsilon, delta, 1.0) * math.sqrt(0.5) / math.sqrt(share)
+    p = (max(float(count), 1.0) / (16.0 * sigma_g)) ** (2.0 / 3.0)
+    return int(min(max((p - 1.0) / 2.0, AUTO_MIN_FREQUENCIES), AUTO_MAX_FREQUENCIES))
 #: The non-private (epsilon=None) fit's ridge, relative to trace(G) / p.
 NONPRIVATE_RIDGE = 1e-4
 
@@ -181,8 +195,13 @@ class PrivateRFRegressor(_RFRegressorBase):
     target_bounds : (lower, upper), optional
         Public range of y; labels outside are clipped (and counted in a warning). Without
         it the range is read from y (PrivacyLeakWarning).
-    n_frequencies : int
-        N; the model has p = 2 N + 1 coefficients.
+    n_frequencies : int or 'auto'
+        N; the model has p = 2 N + 1 coefficients. 'auto' (with scaling='private'):
+        chosen from the released count n^ so that the ridge the noise calls for,
+        ``2 sqrt(p) sigma_G``, is an eighth of a diagonal entry of the Gram matrix,
+        ``n^ / p``: ``p = (n^ / (16 sigma_G))^(2/3)``, N = (p - 1) / 2 within
+        [AUTO_MIN_FREQUENCIES, AUTO_MAX_FREQUENCIES] (post-processing of the first release);
+        with scaling='box', 'auto' is 128.
     length_scale : float, optional
         In the coordinates of u: default sqrt(d) (standardised, 'private') or 0.1 sqrt(d)
         (unit box, 'box').
@@ -213,7 +232,7 @@ class PrivateRFRegressor(_RFRegressorBase):
     n_features_in_ : int
     """
 
-    def __init__(self, epsilon=1.0, delta=1e-5, *, bounds=None, target_bounds=None, n_frequencies=128,
+    def __init__(self, epsilon=1.0, delta=1e-5, *, bounds=None, target_bounds=None, n_frequencies="auto",
                  length_scale=None, scaling="private", scaling_share=0.1, neighbouring="add_remove",
                  regularization="ada", shares=DEFAULT_SHARES, accountant=None, random_state=None,
                  insecure_seed=None):
@@ -237,7 +256,8 @@ class PrivateRFRegressor(_RFRegressorBase):
         epsilon is None), and solve."""
         self._check_privacy_params()
         X, y = self._check_xy(X, y)
-        N = _positive_int(self.n_frequencies, "n_frequencies")
+        auto = isinstance(self.n_frequencies, str) and self.n_frequencies == "auto"
+        N = AUTO_BOX_FREQUENCIES if auto else _positive_int(self.n_frequencies, "n_frequencies")
         if self.scaling not in SCALINGS:
             raise ValueError(f"scaling must be one of {SCALINGS}, got {self.scaling!r}")
         share = self.scaling_share
@@ -265,6 +285,8 @@ class PrivateRFRegressor(_RFRegressorBase):
         else:
             self.scaling_ = DataScaling(lo, hi - lo, tb, None, None)
             label_range = tb
+        if auto and private and self.scaling == "private":
+            N = auto_frequencies(self.scaling_.count, eps, delta, self.shares)
         self.n_labels_clipped_ = int(np.count_nonzero((y < label_range[0]) | (y > label_range[1])))
         y = np.clip(y, *label_range)
         self.features_ = RandomFeatures(d, N, length_scale=self._length_scale(d, self.scaling == "private"),
