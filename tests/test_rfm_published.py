@@ -318,11 +318,10 @@ def table1_row(X, y, method, N, reps, seed):
 @pytest.mark.parametrize("dataset", ["medical", "wine"])
 def test_table1_reproduced_in_paper_mode(dataset, method):
     X, y = (load_medical if dataset == "medical" else load_wine_red)(DATA)
-    reps = int(os.environ.get("PYSKETCH_DPRFM_REPS", "3"))
+    reps = int(os.environ.get("PYSKETCH_DPRFM_REPS", "10"))  # the paper averages 10 runs
     measured = [table1_row(X, y, method, N, reps, seed=i)[0] for i, N in enumerate(TABLE1_N)]
     paper = TABLE1[(dataset, method)]
-    # 0.05 everywhere, except pinv at N = 2000: N / m_train = 1.4-1.7 sits near the interpolation peak,
-    # where the exact min-norm fit's test error is heavy-tailed over splits (wine: 0.70 over 5 reps, 0.785
-    # over 2; the paper averages 10). Kaczmarz (m_train iterations, early-stopped) has no such peak.
-    tol = np.array([0.15 if (method == "pinv" and N == 2000) else 0.05 for N in TABLE1_N])
-    assert np.all(np.abs(np.array(measured) - paper) <= tol), (measured, paper)
+    # pinv at N = 2000 (N / m_train = 1.4-1.7) sits near the interpolation peak, where the exact min-norm
+    # fit's test error is heavy-tailed over splits: with fewer than the paper's 10 runs it can miss (wine:
+    # 0.70 over 5 reps, 0.785 over 2; 0.762 over 10 in benchmarks/quality/rfm_quality.py --parts table1)
+    assert np.all(np.abs(np.array(measured) - paper) <= 0.05), (measured, paper)

@@ -8,6 +8,9 @@ the neighbouring relation, the sensitivity, the noise law, its covariance in clo
   perturbation (Chaudhuri, Monteleoni & Sarwate 2011, sec. 4) of the min-norm coefficients.
 * :func:`objective_perturbation`: CMS 2011 Algorithm 2 applied to the squared loss, as
   the authors' code does (its guarantee does not carry over; see the docstring).
+* :func:`objective_perturbation_ball`: an honest (worst-case epsilon-DP) variant, objective
+  perturbation of ridge regression over the public ball ||theta|| <= R, solved exactly as a
+  trust-region subproblem (:func:`ridge_ball_solve`).
 * :func:`dp_sgd`: DP-SGD on random features (Wang & Guo 2024) with the noise formula of
   the authors' code (sensitivity not verified).
 * :func:`private_ridge`: Gaussian output perturbation of ridge regression with a
@@ -33,6 +36,8 @@ from .published import (LowRankCovariance, check_eta, check_label_norm, check_la
 __all__ = [
     "gamma_output_perturbation",
     "objective_perturbation",
+    "objective_perturbation_ball",
+    "ridge_ball_solve",
     "dp_sgd",
     "dp_sgd_sigma",
     "expected_test_mse_dp_sgd",
@@ -184,6 +189,175 @@ def objective_perturbation(F, y, epsilon, *, lam=1e-5, c=2.0, insecure_seed=None
         "conditions": ("CMS 2011 Thm 9 needs ||phi(x)|| <= 1 and |l'| = 2|theta^T phi(x) - y| <= 1 for every "
                        "record at the output; the squared loss is not Lipschitz on R^p, so this does not hold"),
         "noise_covariance": cov, "exact_noise": False, "secure_noise": bool(mech.secure_noise),
+    }
+    return theta, record
+
+
+def _ball_solve_spectral(V, s2, m, kappa, r, radius, tol=1e-13, max_iter=200):
+    """argmin over ||theta|| <= radius of (1/2) theta^T A theta - r^T theta with
+    A = 2 F^T F / m + kappa I = V diag(2 s2 / m + kappa) V^T + kappa (I - V V^T).
+    Returns (theta, mu): (A + mu I) theta = r, mu >= 0, mu (||theta|| - radius) = 0."""
+    proj = V.T @ r
+    perp = r - V @ proj
+    perp2 = float(perp @ perp)
+    d = kappa + 2.0 * s2 / m
+
+    def sq_norm(mu):
+        return float(np.sum((proj / (d + mu)) ** 2)) + perp2 / (kappa + mu) ** 2
+
+    mu = 0.0
+    if sq_norm(0.0) > radius * radius:
+        # secular equation psi(mu) = 1/||theta(mu)|| - 1/R = 0: psi is increasing and concave on
+        # mu >= 0 (More & Sorensen 1983), so Newton from mu = 0 (psi < 0) increases monotonically to
+        # the root. Safeguard: the bracket [lo, hi] with hi = ||r|| / R (there ||theta|| <= R).
+        lo, hi = 0.0, float(np.linalg.norm(r)) / radius
+        for _ in range(max_iter):
+            n2 = sq_norm(mu)
+            nrm = math.sqrt(n2)
+            if nrm > radius:
+                lo = mu
+            else:
+                hi = mu
+            psi = 1.0 / nrm - 1.0 / radius
+            dn2 = float(np.sum(proj ** 2 / (d + mu) ** 3)) + perp2 / (kappa + mu) ** 3  # -(1/2) d||theta||^2/dmu
+            step = psi * nrm ** 3 / dn2
+            new = mu - step
+            if not lo <= new <= hi:
+                new = 0.5 * (lo + hi)
+            if abs(new - mu) <= tol * max(mu, kappa):
+                mu = new
+                break
+            mu = new
+    theta = V @ (proj / (d + mu)) + perp / (kappa + mu)
+    nrm = float(np.linalg.norm(theta))
+    if nrm > radius:  # rounding only (relative 1e-13): keep the output in the domain
+        theta *= radius / nrm
+    return theta, mu
+
+
+def ridge_ball_solve(F, y, *, kappa, radius, linear=None):
+    r"""The exact minimiser over the ball ||theta|| <= radius of the strongly convex quadratic
+
+        (1/m) ||F theta - y||^2 + (kappa/2) ||theta||^2 + linear^T theta / m      (kappa > 0),
+
+    i.e. the trust-region subproblem min (1/2) theta^T A theta - g^T theta with A = 2 F^T F / m +
+    kappa I (positive definite) and g = 2 F^T y / m - linear / m. From the eigen-decomposition of
+    the smaller Gram: theta(mu) = (A + mu I)^-1 g; mu = 0 if ||theta(0)|| <= radius, otherwise the
+    unique mu > 0 with ||theta(mu)|| = radius (secular equation, Newton on 1/||theta(mu)||,
+    safeguarded by bisection). Returns (theta, mu)."""
+    F, y = _design(F, y)
+    kappa = check_positive(kappa, "kappa")
+    radius = check_positive(radius, "radius")
+    m, p = F.shape
+    r = 2.0 * (F.T @ y) / m
+    if linear is not None:
+        linear = np.asarray(linear, dtype=np.float64)
+        if linear.shape != (p,) or not np.isfinite(linear).all():
+            raise ValueError(f"linear must be a finite vector of length p = {p}, got shape {linear.shape}")
+        r = r - linear / m
+    V, s2 = _spectral(F)
+    return _ball_solve_spectral(V, s2, m, kappa, r, radius)
+
+
+def objective_perturbation_ball(F, y, epsilon, *, lam, radius=None, feature_bound=1.0, label_bound=1.0,
+                                accountant=None, insecure_seed=None):
+    r"""Objective perturbation of ridge regression over the public ball ||theta|| <= R:
+    worst-case epsilon-DP (replace one record, m public).
+
+    Records are first brought into the public bounds: a feature row with ||phi|| > B_phi =
+    ``feature_bound`` is rescaled onto that ball, a label with |y| > B_y = ``label_bound``
+    clipped (each warns with the count, RuntimeWarning). R = ``radius`` must be public; the
+    default B_y / sqrt(lam) is the ball in which the unperturbed ridge minimiser of
+    (1/m)||F theta - y||^2 + lam ||theta||^2 lies (its value at 0 is ||y||^2/m <= B_y^2).
+    Released:
+
+        theta = argmin_{||theta|| <= R} (1/m) ||F theta - y||^2 + (lam + Delta/2) ||theta||^2 + b^T theta / m,
+
+    solved exactly (:func:`ridge_ball_solve`; the minimiser of a strongly convex function over
+    a convex set is unique).
+
+    **Constants on the domain.** The per-record loss l(theta; phi, y) = (theta^T phi - y)^2 has
+    gradient 2 (theta^T phi - y) phi of norm <= L = 2 B_phi (B_phi R + B_y) for ||theta|| <= R
+    (attained at theta = -R phi/||phi||, ||phi|| = B_phi, y = B_y), and Hessian 2 phi phi^T, of
+    rank one with eigenvalue 2 ||phi||^2 <= c = 2 B_phi^2.
+
+    **Theorem used** (Chaudhuri, Monteleoni & Sarwate 2011, Theorem 9 / Algorithm 2, with
+    ||x|| <= 1, |l'| <= 1 replaced by the gradient bound L and l'' <= c by the rank-one Hessian
+    bound c, and extended to a closed convex domain C as in Kifer, Smith & Thakurta 2012,
+    Theorem 1 / Algorithm 1). Let C be closed and convex, every per-record loss convex, twice
+    continuously differentiable, with ||grad l|| <= L on C and Hessian of rank <= 1 and
+    eigenvalue <= c; Lambda = 2 lam (regulariser (Lambda/2)||theta||^2 = lam ||theta||^2). Set
+    epsilon' = epsilon - log(1 + 2c/(m Lambda) + c^2/(m Lambda)^2) and Delta = 0 if epsilon' > 0;
+    otherwise Delta = c / (m (e^(epsilon/4) - 1)) - Lambda and epsilon' = epsilon/2. Draw b with
+    density proportional to exp(-epsilon' ||b|| / (2 L)) (:class:`L2Laplace` with sensitivity
+    2 L: replacing one record changes grad l at any theta by at most 2 L). Then the argmin above
+    over C is epsilon-DP for data sets of m records differing in one record (replace one).
+    Proof outline: in the interior, theta determines b = -m grad(objective without b)(theta)
+    bijectively; the density ratio of theta under neighbours is the ratio of the densities of b
+    (<= e^(epsilon'), since the two b differ by the change of one gradient, norm <= 2 L) times
+    the ratio of the Jacobian determinants (<= (1 + c/(m kappa))^2 with kappa = Lambda + Delta,
+    CMS Lemma 10, using only rank-one per-record Hessians <= c and the regulariser's curvature
+    m kappa); with either branch the total is <= epsilon. The constraint is handled by KST's
+    argument (adding a smooth convex penalty only increases the Hessian, so the same bound holds
+    for each penalised problem, and DP passes to the limit of the constrained minimiser). The
+    gradient bound L is only needed on C, which is why the ball makes the squared loss
+    admissible. The bound is not tight (the largest change of the gradient at one theta is
+    below 2 L for this loss). Pure DP only: KST's Gaussian variant for (epsilon, delta) is not
+    implemented. Guarantee for the idealised continuous mechanism (L2Laplace is a
+    floating-point sampler) and the exact minimiser (here exact up to rounding).
+
+    ``noise_covariance``: None. On the boundary the solution is not linear in b (the
+    multiplier mu depends on b), so there is no closed form; inside the ball it would be the
+    unconstrained one of :func:`objective_perturbation`.
+
+    Returns (theta, record).
+    """
+    F, y = _design(F, y)
+    eps = check_epsilon(epsilon)
+    lam = check_positive(lam, "lam")
+    bp = check_positive(feature_bound, "feature_bound")
+    by = check_positive(label_bound, "label_bound")
+    R = by / math.sqrt(lam) if radius is None else check_positive(radius, "radius")
+    m, p = F.shape
+    norms = np.linalg.norm(F, axis=1)
+    over = norms > bp
+    if over.any():
+        warnings.warn(f"objective_perturbation_ball: {int(over.sum())} of {m} feature rows had norm > "
+                      f"feature_bound = {bp:g} and were rescaled onto the ball", RuntimeWarning, stacklevel=2)
+        F = F.copy()
+        F[over] *= (bp / norms[over])[:, None]
+    n_clip = int(np.count_nonzero(np.abs(y) > by))
+    if n_clip:
+        warnings.warn(f"objective_perturbation_ball: {n_clip} of {m} labels exceeded label_bound = {by:g} and "
+                      "were clipped", RuntimeWarning, stacklevel=2)
+        y = np.clip(y, -by, by)
+    L = 2.0 * bp * (bp * R + by)
+    c = 2.0 * bp * bp
+    Lam = 2.0 * lam
+    q = c / (m * Lam)
+    eps_prime = eps - math.log1p(2.0 * q + q * q)
+    extra = 0.0
+    if eps_prime <= 0.0:
+        extra = c / (m * math.expm1(eps / 4.0)) - Lam
+        eps_prime = eps / 2.0
+    kappa = Lam + extra
+    mech = L2Laplace(eps_prime, 2.0 * L, insecure_seed=insecure_seed)
+    charge(accountant, eps, 0.0, "rfm.objective_perturbation_ball")
+    V, s2 = _spectral(F)
+    b = mech.randomise(np.zeros(p))
+    r = 2.0 * (F.T @ y) / m - b / m
+    del b
+    theta, mu = _ball_solve_spectral(V, s2, m, kappa, r, R)
+    record = {
+        "epsilon": eps, "delta": 0.0, "neighbouring": "replace", "epsilon_prime": eps_prime,
+        "extra_regularisation": extra, "lam": lam, "c": c, "lipschitz": L, "sensitivity": 2.0 * L,
+        "radius": R, "feature_bound": bp, "label_bound": by, "on_boundary": bool(mu > 0.0),
+        "mechanism": "objective perturbation over a ball (l2-laplace b)", "guarantee": "worst-case",
+        "conditions": ("replace one record, m public; ||phi|| <= feature_bound and |y| <= label_bound enforced; "
+                       "CMS 2011 Thm 9 constants with L, c on the ball; convex domain per KST 2012 Thm 1"),
+        "noise_covariance": None, "noise_covariance_note": "not linear in b on the boundary: no closed form",
+        "n_rescaled": int(over.sum()), "n_clipped": n_clip,
+        "exact_noise": False, "secure_noise": bool(mech.secure_noise),
     }
     return theta, record
 
