@@ -181,7 +181,7 @@ class PrivateRFRegressor(_RFRegressorBase):
     first look at the data (``scaling='private'``, default: :mod:`pysketch.rfm.scaling`
     releases the per-coordinate mean and spread of x and the label's with a
     `scaling_share` of epsilon and delta; the labels are then clipped to the released mean
-    +- 4 spreads, counted in ``n_labels_clipped_``) or x scaled to the unit box
+    +- 6 spreads, counted in ``n_labels_clipped_``) or x scaled to the unit box
     (``scaling='box'``). ``intercept_`` is the centre of the label clipping range. The
     two releases compose sequentially to (epsilon, delta)-DP for any data (worst case).
 

@@ -37,7 +37,7 @@ __all__ = ["DataScaling", "private_scaling", "scaling_sensitivity", "LABEL_RADIU
 
 #: The label clipping range is the released label mean +- this many released spreads
 #: (intersected with the public range).
-LABEL_RADIUS_SPREADS = 4.0
+LABEL_RADIUS_SPREADS = 6.0
 #: Smallest spread in box units.
 MIN_SPREAD = 1e-3
 
