@@ -624,3 +624,13 @@ def test_objective_perturbation_draws_b_with_rate_epsilon_prime_over_2(monkeypat
     m = objective_perturbation_logistic(X[:40], y[:40], 0.2, lam=1e-3, bounds=box, fit_intercept=False,
                                         insecure_seed=0)
     assert seen[1] == (3, pytest.approx(0.2 / 4))   # Delta case: epsilon' = epsilon / 2
+
+
+def test_objective_perturbation_converges_where_lbfgs_line_search_stops():
+    """Seed 119 made L-BFGS-B stop with 'ABNORMAL' (its line search at the floating-point
+    floor; 11 of 300 seeds did): the Newton finish reaches the tolerance, so no warning."""
+    X, y, box = _logistic_data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for seed in (119, 140, 146):
+            objective_perturbation_logistic(X, y, 1.0, lam=1e-3, bounds=box, insecure_seed=seed)

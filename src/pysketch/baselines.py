@@ -1445,11 +1445,22 @@ def objective_perturbation_logistic(X, y, epsilon, *, lam, bounds=None, data_nor
 
     res = optimize.minimize(objective, np.zeros(p), jac=True, method="L-BFGS-B",
                             options={"maxiter": iters, "gtol": tol, "ftol": 1e-15})
+    f = res.x
+    if not res.success:
+        # L-BFGS-B's line search can stop ("ABNORMAL") near the floating-point floor of this
+        # strongly convex objective; finish with Newton steps on the exact Hessian (p x p)
+        for _ in range(50):
+            value, grad = objective(f)
+            if np.max(np.abs(grad)) <= tol:
+                break
+            w = special.expit(labels * (U @ f))
+            H = (U.T * (w * (1.0 - w))) @ U / n + reg * np.eye(p)
+            f = f - np.linalg.solve(H, grad)
+        res.success = bool(np.max(np.abs(objective(f)[1])) <= tol)
     del b
     if not res.success:
         warnings.warn(f"objective_perturbation_logistic: L-BFGS-B stopped before converging ({res.message}); "
                       "the privacy guarantee is for the exact minimiser", RuntimeWarning, stacklevel=2)
-    f = res.x
     coef = f[:d] * mult
     intercept = (f[d] * const if const is not None else 0.0) - float(coef @ shift)
     model = PrivateLogisticModel(coef, intercept, classes, epsilon=eps, lam=Lam)
