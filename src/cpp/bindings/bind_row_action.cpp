@@ -21,21 +21,6 @@ namespace ra = pysketch::row_action;
 
 using Range = std::pair<std::uintptr_t, std::uintptr_t>;
 
-std::string shape_str(const py::array &a)
-{
-    std::string s = "(";
-    for (py::ssize_t i = 0; i < a.ndim(); ++i) s += (i ? ", " : "") + std::to_string(a.shape(i));
-    return s + (a.ndim() == 1 ? ",)" : ")");
-}
-
-py::array array_arg(const py::object &obj, const char *name, const char *what)
-{
-    if (!py::isinstance<py::array>(obj))
-        throw py::type_error(std::string(name) + " must be a numpy array (" + what + "), got " +
-                             py::str(py::type::of(obj)).cast<std::string>());
-    return py::reinterpret_borrow<py::array>(obj);
-}
-
 template <class T>
 void require_dtype(const py::array &a, const char *name)
 {
@@ -55,7 +40,7 @@ std::pair<T *, std::size_t> vector_arg(const py::array &a, const char *name, con
     if (a.ndim() != 1 || (size >= 0 && a.shape(0) != size))
         throw py::value_error(std::string(name) + " must be a 1-D array" +
                               (size >= 0 ? " of " + std::to_string(size) + " elements" : std::string()) + " (" +
-                              what + "), got shape " + shape_str(a));
+                              what + "), got shape " + shape_text(a));
     const auto n = static_cast<std::size_t>(a.shape(0));
     if (n > 1 && a.strides(0) != static_cast<py::ssize_t>(sizeof(T)))
         throw py::value_error(std::string(name) + " must be contiguous");
@@ -80,7 +65,7 @@ std::size_t row_action(const py::object &F, const py::object &y, const py::objec
 
     const py::array f = array_arg(F, "F", "(m, p) float64 with contiguous rows");
     require_dtype<double>(f, "F");
-    if (f.ndim() != 2) throw py::value_error("F must be a 2-D array (m, p), got shape " + shape_str(f));
+    if (f.ndim() != 2) throw py::value_error("F must be a 2-D array (m, p), got shape " + shape_text(f));
     const auto m = static_cast<std::size_t>(f.shape(0));
     const auto p = static_cast<std::size_t>(f.shape(1));
     ra::Problem pb{nullptr, static_cast<std::ptrdiff_t>(p), m, p, nullptr};

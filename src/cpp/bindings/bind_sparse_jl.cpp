@@ -22,21 +22,6 @@ namespace sj = pysketch::sparse_jl;
 
 using Range = std::pair<std::uintptr_t, std::uintptr_t>;
 
-std::string shape_text(const py::array &a)
-{
-    std::string s = "(";
-    for (py::ssize_t i = 0; i < a.ndim(); ++i) s += (i ? ", " : "") + std::to_string(a.shape(i));
-    return s + (a.ndim() == 1 ? ",)" : ")");
-}
-
-py::array array_arg(const py::object &obj, const char *name, const char *what)
-{
-    if (!py::isinstance<py::array>(obj))
-        throw py::type_error(std::string(name) + " must be a numpy array (" + what + "), got " +
-                             py::str(py::type::of(obj)).cast<std::string>());
-    return py::reinterpret_borrow<py::array>(obj);
-}
-
 template <class T>
 bool has_dtype(const py::array &a)
 {

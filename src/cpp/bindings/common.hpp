@@ -33,6 +33,23 @@ struct Rows {
 
 inline std::string dtype_name(const py::array &a) { return py::str(a.dtype()).cast<std::string>(); }
 
+// "(3, 4)" / "(5,)": an array's shape for error messages.
+inline std::string shape_text(const py::array &a)
+{
+    std::string s = "(";
+    for (py::ssize_t i = 0; i < a.ndim(); ++i) s += (i ? ", " : "") + std::to_string(a.shape(i));
+    return s + (a.ndim() == 1 ? ",)" : ")");
+}
+
+// obj as a numpy array (no conversion), or a TypeError naming the argument and what it holds.
+inline py::array array_arg(const py::object &obj, const char *name, const char *what)
+{
+    if (!py::isinstance<py::array>(obj))
+        throw py::type_error(std::string(name) + " must be a numpy array (" + what + "), got " +
+                             py::str(py::type::of(obj)).cast<std::string>());
+    return py::reinterpret_borrow<py::array>(obj);
+}
+
 template <class T>
 Rows<T> unpack(const py::array &a, const char *name, bool written)
 {
