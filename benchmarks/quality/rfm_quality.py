@@ -277,8 +277,8 @@ def m_diffprivlib(P, eps):
 
 
 METHODS = {"trivial": m_trivial, "nonprivate": m_nonprivate, "ssp": m_ssp, "dprfm": m_dprfm, "gamma": m_gamma,
-           "dpsgd": m_dpsgd, "objpert": m_objpert, "objpert_ball": m_objpert_ball, "ridge_rf": m_ridge_rf, "ridge_lin": m_ridge_lin,
-           "diffprivlib": m_diffprivlib}
+           "dpsgd": m_dpsgd, "objpert": m_objpert, "objpert_ball": m_objpert_ball, "ridge_rf": m_ridge_rf,
+           "ridge_lin": m_ridge_lin, "diffprivlib": m_diffprivlib}
 NONPRIVATE = ("trivial", "nonprivate")
 #: What each method's privacy rests on (its record's 'guarantee'; "hindsight": lam picked on the test set).
 GUARANTEES = {"trivial": "not private", "nonprivate": "not private", "ssp": "worst-case (eps, delta)",

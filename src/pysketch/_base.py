@@ -82,4 +82,5 @@ def not_fitted_error(est):
                           "arguments before using this estimator.")
 
 
-__all__ = ["BaseEstimator", "ClusterMixin", "DensityMixin", "RegressorMixin", "TransformerMixin", "HAVE_SKLEARN", "not_fitted_error"]
+__all__ = ["BaseEstimator", "ClusterMixin", "DensityMixin", "RegressorMixin", "TransformerMixin", "HAVE_SKLEARN",
+           "not_fitted_error"]

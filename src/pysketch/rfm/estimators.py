@@ -33,7 +33,8 @@ from ..privacy import PrivacyLeakWarning
 from ..privacy.mechanisms import check_delta, check_epsilon
 from .features import RandomFeatures
 from .scaling import DataScaling, private_scaling
-from .ssp import DEFAULT_SHARES, NEIGHBOURING, RFStatistics, clip_targets, release_statistics, solve_ridge
+from .ssp import (DEFAULT_SHARES, NEIGHBOURING, RFStatistics, check_target_bounds, clip_targets, release_statistics,
+                  solve_ridge)
 
 __all__ = ["PrivateRFRegressor", "DPRFMRegressor", "auto_frequencies", "DEFAULT_LENGTH_SCALE_PER_SQRT_D",
            "DEFAULT_STANDARDISED_LENGTH_SCALE_PER_SQRT_D", "SCALINGS"]
@@ -121,12 +122,7 @@ class _RFRegressorBase(RegressorMixin, BaseEstimator):
             if not thi > tlo:
                 thi = tlo + 1.0
         else:
-            try:
-                tlo, thi = (float(v) for v in self.target_bounds)
-            except (TypeError, ValueError):
-                raise ValueError(f"target_bounds must be a pair (lower, upper), got {self.target_bounds!r}") from None
-            if not (math.isfinite(tlo) and math.isfinite(thi) and tlo < thi):
-                raise ValueError(f"target_bounds must be finite with lower < upper, got {self.target_bounds!r}")
+            tlo, thi = check_target_bounds(self.target_bounds)
         return np.asarray(lo, np.float64), np.asarray(hi, np.float64), (tlo, thi)
 
     def _length_scale(self, d, standardised=False):

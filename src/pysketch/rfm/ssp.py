@@ -62,8 +62,8 @@ from ..privacy.accountant import charge
 from ..privacy.mechanisms import Gaussian, check_delta, check_epsilon
 from .features import RandomFeatures
 
-__all__ = ["RFStatistics", "PrivateRFStatistics", "release_statistics", "statistics_sensitivities",
-           "solve_ridge", "DEFAULT_SHARES", "NEIGHBOURING"]
+__all__ = ["check_target_bounds", "clip_targets", "RFStatistics", "PrivateRFStatistics", "release_statistics",
+           "statistics_sensitivities", "solve_ridge", "DEFAULT_SHARES", "NEIGHBOURING"]
 
 #: Shares of the unit sensitivity budget for (G, b, lambda_min).
 DEFAULT_SHARES = (0.5, 0.4, 0.1)
@@ -74,11 +74,11 @@ RIDGE_RHO = 0.05
 NORM_SLACK = 1e-12
 
 
-def _check_target_bounds(target_bounds):
+def check_target_bounds(target_bounds):
     try:
         lo, hi = (float(v) for v in target_bounds)
     except (TypeError, ValueError):
-        raise ValueError(f"target_bounds must be a pair (lower, upper) of numbers, got {target_bounds!r}") from None
+        raise ValueError(f"target_bounds must be a pair (lower, upper), got {target_bounds!r}") from None
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise ValueError(f"target_bounds must be finite with lower < upper, got {target_bounds!r}")
     return lo, hi
@@ -114,7 +114,7 @@ class RFStatistics:
             raise ValueError("features must have layout='unit' (norm exactly 1 for every x), "
                              f"got layout={features.layout!r}")
         self.features = features
-        self.target_bounds = _check_target_bounds(target_bounds)
+        self.target_bounds = check_target_bounds(target_bounds)
         p = features.output_dim
         self._gram = np.zeros((p, p), order="F")  # upper triangle filled by SYRK
         self.xty = np.zeros(p)
