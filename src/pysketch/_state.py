@@ -82,7 +82,10 @@ class Registry:
 
 
 def rebuild(family, meta, arrays):
-    """Unpickling: the object of `family` described by (meta, arrays)."""
+    """Unpickling: the object of `family` described by (meta, arrays). Arrays that arrive
+    unaligned (pickle protocol 5 buffers placed by a transport, e.g. dask.distributed's)
+    are copied to aligned memory, which the compiled core requires."""
+    arrays = {k: np.require(v, requirements="A") for k, v in arrays.items()}
     return _FAMILIES[family].from_state(meta, arrays)
 
 

@@ -1,10 +1,12 @@
 """Streaming sketches: the sums of a feature map's features over batches of records.
 
-`SketchAccumulator` reads any source of records (an array, a memmap, an array-like such
-as a dask array, or an iterable of batches) a batch at a time into the map's float64
+`SketchAccumulator` reads any source of records (an array, a memmap, an array-like with
+row slicing, or an iterable of batches) a batch at a time into the map's float64
 accumulators (``FeatureMap.accumulate``) and gives the `Sketch` at the end; memory does not
 grow with the number of records. Pages of a memory-mapped file are released as they are
-read (`_release_pages`).
+read (`_release_pages`). A dask array or data frame is sketched where its blocks live
+(:func:`pysketch.blocks.map_reduce`: one task per block, the map shipped once, a tree of
+merges), and only the merged sums come back.
 """
 
 import collections.abc
@@ -16,6 +18,7 @@ import numpy as np
 from . import _core
 from ._random import as_generator
 from ._state import FEATURE_MAPS
+from .blocks import as_dask_array, is_dask_collection, map_reduce
 from .sketch import Sketch
 
 __all__ = ["SketchAccumulator"]
@@ -101,8 +104,11 @@ class SketchAccumulator:
 
     def update(self, X):
         """Add the records of X: a 2-D array (rows are records; memmaps and array-likes with
-        ``shape`` and row slicing, such as dask arrays, are read in batches), a list of
-        rows, or an iterable of 2-D batches (a list of 2-D arrays, a generator...).
+        ``shape`` and row slicing, such as h5py datasets, are read in batches), a list of
+        rows, an iterable of 2-D batches (a list of 2-D arrays, a generator...), or a dask
+        array or data frame of numeric columns (each block sketched by a task where it
+        lives, see pysketch.blocks; the sketch equals the in-memory one up to the order of
+        the float64 additions).
 
         Atomic: if any record is NaN or infinite, or a batch has the wrong shape, nothing of
         this call is added and ValueError says which record. Returns self.
@@ -118,6 +124,8 @@ class SketchAccumulator:
         count = 0
         if isinstance(X, np.ndarray):
             count += self._add_array(X, accs, 0)
+        elif is_dask_collection(X):
+            count += self._add_dask(X, accs)
         elif _is_array_like(X):  # read by row slices, never iterated row by row
             count += self._add_array(X, accs, 0)
         elif isinstance(X, (list, tuple)) and not (len(X) and np.ndim(X[0]) == 2):
@@ -178,12 +186,55 @@ class SketchAccumulator:
                 _release_pages(A, A[start : start + self.batch_size])
         return A.shape[0]
 
+    def _add_dask(self, X, accs):
+        """Add the records of a dask collection into accs: one sketching task per block,
+        the partial sums merged by a tree; returns the number of records."""
+        X = as_dask_array(X)
+        self._check_batch(X)
+        masks = None
+        if self._subsample is not None:
+            spec, key0, key1 = self._subsample
+            masks = (spec, key0, key1, self._sketched)  # block masks start at this stream position
+        result = map_reduce(X, _sketch_block, _merge_partial_sums, args=(self.feature_map, masks),
+                            need_offsets=masks is not None)
+        if result is None:
+            return 0
+        sums, count = result
+        for total, part in zip(accs, sums):
+            if total is not None:
+                total += part
+        return count
+
     def sketch(self):
         """The Sketch of everything added so far."""
         self._flush()
         fm = self.feature_map
         subsampling = None if self._subsample is None else self._subsample[0]
         return Sketch(fm, fm.sums(self._accs), self.count, subsampling=subsampling)
+
+
+def _sketch_block(block, first_row, feature_map, masks):
+    """The map's accumulators of a batch of records (at most about 8 MiB: map_reduce splits
+    a dask block) and its number of rows; first_row: the batch's position in the collection."""
+    block = np.ascontiguousarray(block, dtype=feature_map.input_dtype)
+    if not _core.all_finite(block):
+        bad = int(np.flatnonzero(~np.isfinite(block).all(axis=1))[0])
+        where = f"record {first_row + bad}" if first_row is not None else f"row {bad} of one block"
+        raise ValueError(f"{where} contains NaN or infinity; nothing of this update was added")
+    accs = feature_map.new_accumulators()
+    if block.shape[0]:
+        if masks is not None:
+            spec, key0, key1, first = masks
+            masks = (spec, key0, key1, first + first_row)
+        feature_map.accumulate(block, accs, masks)
+    return accs, block.shape[0]
+
+
+def _merge_partial_sums(a, b):
+    for total, part in zip(a[0], b[0]):
+        if total is not None:
+            total += part
+    return a[0], a[1] + b[1]
 
 
 def _is_array_like(X):

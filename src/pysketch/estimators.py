@@ -4,6 +4,10 @@ Both estimators sketch the data in one pass (or take a sketch made elsewhere, wi
 `fit_sketch`) and learn from the sketch alone with CL-OMPR (pysketch.decoders). The data
 are read once more only for the pilot that chooses the kernel scale (when it is 'auto'),
 for the bounding box of the centers (with `fit`), and for `labels_`.
+
+`fit` also takes a dask array or data frame of numeric columns: every pass (bounding box,
+pilot sums, sketch, inertia) then runs where the blocks live (pysketch.blocks), the noise of
+a private fit is added once to the merged sketch, and `labels_` is a lazy dask array.
 """
 
 import math
@@ -19,6 +23,7 @@ from ._checks import check_array, check_bounds
 from ._checks import check_int as _check_int
 from ._random import as_generator
 from .accumulate import SketchAccumulator
+from .blocks import box_stats, check_records, column_bounds, is_dask_collection, map_reduce
 from .decoders import DECODERS, DecodingProblem
 from .features import make_feature_map
 from .frequencies import FrequencyLaw, make_law
@@ -120,7 +125,7 @@ class _CompressiveMixture(BaseEstimator):
         sketch and the bounding box (one pass), and the labels (a second pass).
         """
         self._validate_params()
-        X = check_array(X)
+        X = check_records(X)
         n, d = X.shape
         if n < self._n_atoms():
             raise ValueError(f"n_samples={n} should be >= {self._n_atoms_name}={self._n_atoms()}")
@@ -171,12 +176,13 @@ class _CompressiveMixture(BaseEstimator):
             lo, hi = check_bounds((lo, hi), d)
         else:
             lo, hi = check_bounds(self.bounds, d)
-            outside = _count_outside(X, lo, hi)
+            data_lo, data_hi, outside, _ = box_stats(X, lo, hi)  # one pass
             if outside:
                 warnings.warn(f"{outside} of {n} records lie outside bounds and were clipped to the box "
                               "(the privacy guarantee holds for the clipped data)", RuntimeWarning, stacklevel=3)
-                X = np.clip(X, lo, hi)
-            _warn_wide_box(X, lo, hi)
+                X = np.clip(X, lo, hi)  # a dask array: clipped lazily, block by block
+                data_lo, data_hi = np.maximum(data_lo, lo), np.minimum(data_hi, hi)
+            _warn_wide_box(data_lo, data_hi, lo, hi)
         charge(self.accountant, eps, delta, type(self).__name__ + ".fit")
         source = noise_source()
         pilot_eps = 0.0
@@ -262,7 +268,7 @@ class _CompressiveMixture(BaseEstimator):
             raise ValueError("partial_fit does not release private sketches (each call would spend the budget "
                              "again): accumulate with pysketch.SketchAccumulator, release once with "
                              "pysketch.privacy.make_private, then call fit_sketch")
-        X = check_array(X)
+        X = check_records(X)
         if not hasattr(self, "_accumulator"):
             rng = as_generator(self.random_state)
             sigma = self._scale(X, rng)
@@ -356,7 +362,10 @@ def _pilot_spread(X, pilot_size, rng):
 
 def _count_outside(X, lo, hi):
     """Records with a coordinate outside [lo, hi]."""
+    if is_dask_collection(X):
+        return box_stats(X, lo, hi)[2]
     return int(np.count_nonzero(((X < lo) | (X > hi)).any(axis=1)))
+
 
 
 #: A private fit warns when the data fill less than this fraction of the box's width on
@@ -365,11 +374,11 @@ def _count_outside(X, lo, hi):
 WIDE_BOX_FILL = 0.25
 
 
-def _warn_wide_box(X, lo, hi):
+def _warn_wide_box(data_lo, data_hi, lo, hi):
     """Warn (to the caller, who holds the data: nothing is released) when the public box
-    is much wider than the records: the private pilot's noise and the decoder's search
-    grow with the box, so a box far too wide costs accuracy."""
-    fill = float(np.mean((X.max(axis=0) - X.min(axis=0)) / (hi - lo)))
+    [lo, hi] is much wider than the records' box [data_lo, data_hi]: the private pilot's
+    noise and the decoder's search grow with the box, so a box far too wide costs accuracy."""
+    fill = float(np.mean((data_hi - data_lo) / (hi - lo)))
     if fill < WIDE_BOX_FILL:
         warnings.warn(f"bounds are much wider than the data: the records span {fill:.0%} of the box's width on "
                       "average over coordinates; noise and decoding scale with the box, so a tighter public box "
@@ -385,7 +394,12 @@ def _bounds(X, lo=None, hi=None):
     given (in place); one multi-threaded pass in C++."""
     if lo is None:
         lo, hi = np.full(X.shape[1], np.inf), np.full(X.shape[1], -np.inf)
-    _core.column_bounds(X, lo, hi)
+    if is_dask_collection(X):
+        blo, bhi = column_bounds(X)
+        np.minimum(lo, blo, out=lo)
+        np.maximum(hi, bhi, out=hi)
+    else:
+        _core.column_bounds(X, lo, hi)
     return lo, hi
 
 
@@ -549,7 +563,12 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
             self.mixture_ = sol.mixture
 
     def _after_fit(self, X):
-        d2 = _sq_distances(X, self.cluster_centers_)
+        C = self.cluster_centers_
+        if is_dask_collection(X):  # labels_ stays lazy; the inertia is one more pass
+            self.labels_ = X.map_blocks(_nearest_block, C, drop_axis=1, dtype=np.intp)
+            self.inertia_ = float(map_reduce(X, _inertia_block, _add, args=(C,)))
+            return
+        d2 = _sq_distances(X, C)
         self.labels_ = np.argmin(d2, axis=1)
         self.inertia_ = float(d2[np.arange(X.shape[0]), self.labels_].sum())
 
@@ -571,6 +590,18 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     def _check_fitted(self):
         if not hasattr(self, "cluster_centers_"):
             raise not_fitted_error(self)
+
+
+def _nearest_block(block, C):
+    return np.argmin(_sq_distances(np.asarray(block, dtype=np.float64), C), axis=1)
+
+
+def _inertia_block(block, first_row, C):
+    return float(_sq_distances(np.asarray(block, dtype=np.float64), C).min(axis=1).sum())
+
+
+def _add(a, b):
+    return a + b
 
 
 def _sq_distances(X, C):

@@ -21,6 +21,7 @@ from ._checks import check_array, check_relation
 from ._checks import check_int as _check_int
 from ._random import as_generator
 from .accumulate import SketchAccumulator
+from .blocks import check_records, is_dask_collection, map_reduce
 from .decoders import DECODERS, SubspaceProblem
 from .features import make_feature_map
 from .frequencies import OrthonormalBasesLaw
@@ -207,7 +208,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             if self.epsilon is not None and self.data_norm is None:
                 raise ValueError("a private fit of an iterable of batches needs a public data_norm")
         else:
-            X = check_array(X)
+            X = check_records(X)  # a dask collection stays lazy: every pass runs blockwise where it lives
             if X.shape[0] < 2 and self.centre is None:
                 raise ValueError(f"n_samples={X.shape[0]}: PCA about the data's mean needs at least 2 records "
                                  "(give a public centre to sketch a single record)")
@@ -240,7 +241,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             d, batches = self._first_batch(X)
         else:
             d, batches = X.shape[1], X
-        mean = X.mean(axis=0) if self.centre is None else self._centre_array(d)
+        mean = np.asarray(X.mean(axis=0)) if self.centre is None else self._centre_array(d)
         k = self._k(d, None if stream else X.shape[0])
         fm = self._make_map(d, k, mean, self.data_norm, rng)
         t = time.perf_counter()
@@ -370,15 +371,38 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         return Z @ self.components_ + self.mean_
 
 
-def _into_ball(X, radius, what, purpose):
-    """X with rows of norm above `radius` rescaled onto the sphere (a warning counts them)."""
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+def _count_over_block(block, first_row, radius):
+    return int(np.count_nonzero(np.einsum("ij,ij->i", block, block) > radius * radius))
+
+
+def _ball_block(block, radius):
+    block = np.array(block, dtype=np.float64)
+    norms = np.sqrt(np.einsum("ij,ij->i", block, block))
     over = norms > radius
-    if not over.any():
+    block[over] *= (radius / norms[over] * (1 - 1e-12))[:, None]
+    return block
+
+
+def _add(a, b):
+    return a + b
+
+
+def _into_ball(X, radius, what, purpose):
+    """X with rows of norm above `radius` rescaled onto the sphere (a warning counts them);
+    a dask array is rescaled lazily, block by block."""
+    if is_dask_collection(X):
+        over = map_reduce(X, _count_over_block, _add, args=(float(radius),))
+        Y = X.map_blocks(_ball_block, float(radius), dtype=np.float64) if over else X
+    else:
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+        over = int(np.count_nonzero(norms > radius))
+        Y = X
+        if over:
+            Y = X.copy()
+            Y[norms > radius] *= (radius / norms[norms > radius] * (1 - 1e-12))[:, None]
+    if not over:
         return X
-    Y = X.copy()
-    Y[over] *= (radius / norms[over] * (1 - 1e-12))[:, None]
-    warnings.warn(f"{int(over.sum())} of {X.shape[0]} records had {what} > data_norm = {radius:g} and were rescaled "
+    warnings.warn(f"{over} of {X.shape[0]} records had {what} > data_norm = {radius:g} and were rescaled "
                   f"onto that sphere for {purpose} (the privacy guarantee holds for the rescaled records)",
                   RuntimeWarning, stacklevel=4)
     return Y

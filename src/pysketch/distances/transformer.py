@@ -1,9 +1,12 @@
 """A scikit-learn style transformer that releases private sparse JL sketches of rows."""
 
+import dataclasses
+
 import numpy as np
 
 from .._base import BaseEstimator, TransformerMixin, not_fitted_error
 from .._checks import check_int
+from ..blocks import as_dask_array, is_dask_collection, map_reduce
 from ..operators import SparseJLOperator
 from .release import release as _release_rows
 
@@ -32,6 +35,13 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
     `fit(X)` draws S for X's number of columns; `release(X)` gives a DistanceRelease (for
     `pairwise_sq_distances`); `transform(X)` its values, for pipelines. Each call draws
     fresh noise and spends epsilon again for the rows it releases.
+
+    X may be a dask array or a data frame of numeric columns: `fit` reads only its number
+    of columns (nothing is computed); `release` releases every block's rows where the block
+    lives (each row has its own noise, so a block is a release of its rows) and gathers the
+    released values; `transform` returns a dask array of the released values, computed once
+    (persisted: on the workers of a dask.distributed client, else in this process), so that
+    reading it again never releases the rows again.
     """
 
     def __init__(self, n_components=256, *, sparsity=4, construction="block", epsilon=1.0, delta=0.0,
@@ -48,18 +58,68 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         k = check_int(self.n_components, "n_components")
         s = check_int(self.sparsity, "sparsity")
-        d = X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else np.asarray(X).shape[-1]
+        if is_dask_collection(X):
+            d = as_dask_array(X).shape[1]  # the number of columns: known without reading a block
+        else:
+            d = X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else np.asarray(X).shape[-1]
         self.operator_ = SparseJLOperator.draw(int(d), k, s, construction=self.construction,
                                                random_state=self.random_state)
         self.n_features_in_ = int(d)
         return self
 
+    def _release_args(self):
+        return self.operator_, self.epsilon, self.delta, self.mechanism, self.contribution
+
+    def _dask_rows(self, X):
+        if not hasattr(self, "operator_"):
+            raise not_fitted_error(self)
+        A = as_dask_array(X)
+        if A.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {A.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input")
+        return A
+
     def release(self, X):
         """The DistanceRelease of the rows of X (fresh noise)."""
         if not hasattr(self, "operator_"):
             raise not_fitted_error(self)
+        if is_dask_collection(X):
+            out = map_reduce(self._dask_rows(X), _release_block, _concat_releases, args=(self._release_args(),))
+            if out is None:
+                raise ValueError("X has no records")
+            return out
         return _release_rows(self.operator_, X, self.epsilon, self.delta, mechanism=self.mechanism,
                              contribution=self.contribution)
 
     def transform(self, X):
+        if is_dask_collection(X):
+            import dask
+
+            A = self._dask_rows(X)
+            params = dask.delayed(self._release_args(), traverse=False)
+            Y = A.map_blocks(_values_block, params, chunks=(A.chunks[0], (self.operator_.m,)), dtype=np.float64)
+            return Y.persist()  # released once: the noisy blocks are kept, never drawn again
         return self.release(X).values
+
+
+def _release_block(block, first_row, params):
+    """The DistanceRelease of one block's rows (None for an empty block): a task of
+    `release`."""
+    if block.shape[0] == 0:
+        return None
+    op, epsilon, delta, mechanism, contribution = params
+    return _release_rows(op, block, epsilon, delta, mechanism=mechanism, contribution=contribution)
+
+
+def _concat_releases(a, b):
+    """The releases of consecutive blocks as one (same operator and noise law)."""
+    if a is None or b is None:
+        return b if a is None else a
+    return dataclasses.replace(a, values=np.concatenate([a.values, b.values]))
+
+
+def _values_block(block, params):
+    """The released values of one block's rows: a task of `transform`."""
+    if block.shape[0] == 0:
+        return np.empty((0, params[0].m))
+    return _release_block(block, None, params).values

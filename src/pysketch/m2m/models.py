@@ -18,6 +18,14 @@ same mass), a biased post-processing that can help at small epsilon.
 
 Everything after the release is post-processing: the fitted model is as private as the
 sketch (epsilon, delta and the neighbouring relation are in ``privacy_``).
+
+``fit`` also takes X as a dask array or a data frame of numeric columns and y as a dask
+array or series (or in memory) with the same number of rows: the records [x, y] are then a
+lazy dask array with X's row blocks (:mod:`pysketch.records`), the box read from the
+data when ``bounds`` are not given, the classes of y and the sketch are passes that run
+block by block where the blocks live (:func:`pysketch.blocks.map_reduce`), and the sketch is
+released once, merged. ``decision_function``, ``predict`` and ``predict_proba`` of a dask X
+are lazy dask arrays.
 """
 
 import numbers
@@ -29,8 +37,10 @@ from scipy import optimize
 from .._base import BaseEstimator, not_fitted_error
 from .._checks import check_array, check_bounds
 from .._random import as_generator
+from ..blocks import column_bounds
 from ..features import make_box_map
 from ..privacy import make_private
+from ..records import dask_inputs, dask_xy, is_lazy, join_target
 from ..sketch import Sketch
 from .core import DEFAULT_N_SYNTHETIC, M2M
 from .domain import Domain
@@ -63,12 +73,16 @@ class _ImplicitM2M(BaseEstimator):
         if self.sketch_params is not None and not isinstance(self.sketch_params, dict):
             raise TypeError(f"sketch_params must be a dict or None, got {type(self.sketch_params).__name__}")
 
-    def _x_bounds(self, X):
+    def _x_bounds(self, X, stacklevel=2):
         d = X.shape[1]
         if self.bounds is None:
             warnings.warn("bounds not given: the box of X is read from the data, which is not differentially "
-                          "private; pass public bounds=(lower, upper) for a private fit", RuntimeWarning, stacklevel=3)
-            lo, hi = X.min(axis=0), X.max(axis=0)
+                          "private; pass public bounds=(lower, upper) for a private fit", RuntimeWarning,
+                          stacklevel=stacklevel + 1)
+            if is_lazy(X):  # one pass, block by block
+                lo, hi = column_bounds(X)
+            else:
+                lo, hi = X.min(axis=0), X.max(axis=0)
             return check_bounds((lo, hi), d)
         return check_bounds(self.bounds, d)
 
@@ -109,6 +123,10 @@ class _ImplicitM2M(BaseEstimator):
     def decision_function(self, X):
         if not hasattr(self, "coef_"):
             raise not_fitted_error(self)
+        if is_lazy(X):
+            A = dask_inputs(X, self.coef_.shape[-1], type(self).__name__)
+            return A.map_blocks(_linear_block, self.coef_.reshape(-1), self.intercept_, drop_axis=1,
+                                dtype=np.float64)
         X = check_array(X, "X")
         if X.shape[1] != self.coef_.shape[-1]:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
@@ -167,6 +185,8 @@ class M2MLogisticRegression(_ImplicitM2M):
     def fit(self, X, y):
         """Sketch [X, y], release it (if epsilon) and fit. y: two classes."""
         self._check_common()
+        if is_lazy(X, y):
+            return self._fit_dask(X, y)
         X = check_array(X, "X")
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
@@ -178,6 +198,30 @@ class M2MLogisticRegression(_ImplicitM2M):
         d = X.shape[1]
         domain = Domain(np.append(lo, 0.0), np.append(hi, 1.0), discrete={d: [0.0, 1.0]})
         records = np.column_stack([X, (y == classes[1]).astype(np.float64)])
+        rng = as_generator(self.random_state)
+        sk = self._release(records, domain, rng)
+        self.fit_sketch(sk, domain, _rng=rng)
+        self.classes_ = classes
+        return self
+
+    def _fit_dask(self, X, y):
+        """fit of dask collections: passes for the classes of y and (without bounds) the box
+        of X, then the sketch of [x, 1{y = classes[1]}], all blockwise; one release."""
+        import dask.array as da
+
+        A, Y = dask_xy(X, y)
+        if Y.ndim != 1:
+            raise ValueError(f"y must be 1-D with one label per row of X ({A.shape[0]}), got shape {Y.shape}")
+        # at most 3 distinct labels of each block come back: enough to tell 2 classes from more
+        few = Y.map_blocks(_first_labels, dtype=Y.dtype, chunks=((np.nan,) * Y.numblocks[0],))
+        classes = np.unique(da.unique(few).compute())
+        if classes.size != 2:
+            got = "at least 3" if classes.size > 2 else str(classes.size)
+            raise ValueError(f"M2MLogisticRegression is binary: y must hold exactly 2 classes, got {got}")
+        lo, hi = self._x_bounds(A, 3)
+        d = A.shape[1]
+        domain = Domain(np.append(lo, 0.0), np.append(hi, 1.0), discrete={d: [0.0, 1.0]})
+        records = join_target(A, Y.map_blocks(_indicator, classes[1], dtype=np.float64))
         rng = as_generator(self.random_state)
         sk = self._release(records, domain, rng)
         self.fit_sketch(sk, domain, _rng=rng)
@@ -218,11 +262,14 @@ class M2MLogisticRegression(_ImplicitM2M):
 
     def predict_proba(self, X):
         t = self.decision_function(X)
-        p1 = _sigmoid(t)
-        return np.column_stack([1.0 - p1, p1])
+        if is_lazy(t):
+            return t.map_blocks(_proba_block, new_axis=1, chunks=(t.chunks[0], (2,)), dtype=np.float64)
+        return _proba_block(t)
 
     def predict(self, X):
         scores = self.decision_function(X)  # NotFittedError first
+        if is_lazy(scores):
+            return scores.map_blocks(_class_block, self.classes_, dtype=self.classes_.dtype)
         return self.classes_[(scores > 0).astype(int)]
 
     def score(self, X, y):
@@ -263,21 +310,53 @@ class M2MLinearRegression(_ImplicitM2M):
         self.accountant = accountant
 
     def fit(self, X, y):
+        """Sketch [X, y], release it (if epsilon) and fit."""
         self._check_common()
+        if is_lazy(X, y):
+            return self._fit_dask(X, y)
         X = check_array(X, "X")
         y = np.asarray(y, dtype=np.float64).reshape(-1)
         if y.shape[0] != X.shape[0] or not np.isfinite(y).all():
             raise ValueError(f"y must be finite, one value per row of X ({X.shape[0]}), got shape {y.shape}")
         lo, hi = self._x_bounds(X)
         if self.y_bounds is None:
-            warnings.warn("y_bounds not given: the range of y is read from the data, which is not differentially "
-                          "private; pass public y_bounds=(lower, upper)", RuntimeWarning, stacklevel=2)
+            self._warn_y_bounds(2)
             ylo, yhi = check_bounds((y.min(), y.max()), 1)
         else:
             ylo, yhi = check_bounds(self.y_bounds, 1)
         domain = Domain(np.append(lo, ylo), np.append(hi, yhi))
         rng = as_generator(self.random_state)
         sk = self._release(np.column_stack([X, y]), domain, rng)
+        return self.fit_sketch(sk, domain, _rng=rng)
+
+    def _warn_y_bounds(self, stacklevel):
+        warnings.warn("y_bounds not given: the range of y is read from the data, which is not differentially "
+                      "private; pass public y_bounds=(lower, upper)", RuntimeWarning, stacklevel=stacklevel + 1)
+
+    def _fit_dask(self, X, y):
+        """fit of dask collections: the records [x, y] joined lazily; without bounds or
+        y_bounds one pass for the box of the records, then the sketch, blockwise; one release."""
+        A, Y = dask_xy(X, y)
+        if Y.ndim == 2 and Y.shape[1] == 1:
+            Y = Y[:, 0]
+        if Y.ndim != 1 or Y.dtype.kind not in "biuf":
+            raise ValueError(f"y must be finite numbers, one value per row of X ({A.shape[0]}), got shape "
+                             f"{Y.shape} and dtype {Y.dtype}")
+        records = join_target(A, Y)
+        d = A.shape[1]
+        if self.bounds is None or self.y_bounds is None:
+            if self.bounds is None:
+                warnings.warn("bounds not given: the box of X is read from the data, which is not differentially "
+                              "private; pass public bounds=(lower, upper) for a private fit", RuntimeWarning,
+                              stacklevel=3)
+            if self.y_bounds is None:
+                self._warn_y_bounds(3)
+            data_lo, data_hi = column_bounds(records)  # one pass for both ranges
+        lo, hi = check_bounds(((data_lo[:d], data_hi[:d]) if self.bounds is None else self.bounds), d)
+        ylo, yhi = check_bounds(((data_lo[d], data_hi[d]) if self.y_bounds is None else self.y_bounds), 1)
+        domain = Domain(np.append(lo, ylo), np.append(hi, yhi))
+        rng = as_generator(self.random_state)
+        sk = self._release(records, domain, rng)
         return self.fit_sketch(sk, domain, _rng=rng)
 
     def fit_sketch(self, sketch, domain, *, _rng=None):
@@ -308,6 +387,29 @@ class M2MLinearRegression(_ImplicitM2M):
         y = np.asarray(y, dtype=np.float64)
         r = y - self.predict(X)
         return float(1.0 - (r @ r) / np.sum((y - y.mean()) ** 2))
+
+
+def _linear_block(block, coef, intercept):
+    """x coef + intercept of one block of a dask X."""
+    return np.asarray(block, dtype=np.float64) @ coef + intercept
+
+
+def _proba_block(t):
+    p1 = _sigmoid(t)
+    return np.column_stack([1.0 - p1, p1])
+
+
+def _class_block(scores, classes):
+    return classes[(scores > 0).astype(int)]
+
+
+def _first_labels(y):
+    """At most the 3 smallest distinct labels of a block."""
+    return np.unique(y)[:3]
+
+
+def _indicator(y, positive):
+    return (y == positive).astype(np.float64)
 
 
 def _sigmoid(t):

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from .._checks import check_relation
+from ..blocks import is_dask_collection, map_reduce
 from .mechanisms import Gaussian, Laplace, check_delta, check_epsilon, noise_source, noisy_count
 
 __all__ = ["private_ball_mean", "private_mean_and_spread"]
@@ -26,31 +27,58 @@ def private_mean_and_spread(X, epsilon, lower, upper, *, insecure_seed=None):
     epsilon-DP under add/remove neighbours; spread is the root of the average
     per-coordinate variance (>= 0). The caller charges the budget."""
     epsilon = check_epsilon(epsilon)
-    X = np.asarray(X, dtype=np.float64)
+    if not is_dask_collection(X):
+        X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"X must be a non-empty 2-D array (n, d), got shape {X.shape}")
-    n, d = X.shape
+    d = X.shape[1]
     lower = np.broadcast_to(np.asarray(lower, dtype=np.float64), (d,))
     upper = np.broadcast_to(np.asarray(upper, dtype=np.float64), (d,))
     if not (np.isfinite(lower).all() and np.isfinite(upper).all() and (upper > lower).all()):
         raise ValueError("lower and upper must be finite with upper > lower in every coordinate")
+    c0 = 0.5 * (lower + upper)
+    h = 0.5 * (upper - lower)
+    # one pass (blockwise, where a dask collection's blocks live): n, sum(z), sum(||z||^2)
+    # for z = x - c0; the noise is added here, once, to the merged sums
+    n, z1, z2 = map_reduce(X, _centred_sums_block, _add_sums, args=(c0, lower, upper))
+    src = noise_source(insecure_seed)
+    e = epsilon / 3.0
+    count = max(noisy_count(n, e, src), 1)
+    s1 = Laplace(e, float(h.sum()), insecure_seed=src).randomise(z1)
+    s2 = Laplace(e, float(np.sum(h * h)), insecure_seed=src).randomise(np.array([z2]))[0]
+    m1 = s1 / count
+    var = s2 / (count * d) - float(m1 @ m1) / d
+    var = min(max(var, 0.0), float(np.mean(h * h)))
+    return c0 + np.clip(m1, -h, h), math.sqrt(var)
+
+
+def _centred_sums_block(block, first_row, c0, lower, upper):
+    X = np.asarray(block, dtype=np.float64)
     if not np.isfinite(X).all():
         raise ValueError("X contains NaN or infinity")
     if ((X < lower) | (X > upper)).any():
         # the sensitivities hold only inside the box: clip first (the estimators do, with a warning)
         raise ValueError("X has records outside [lower, upper]; clip them to the public box first")
-    src = noise_source(insecure_seed)
-    c0 = 0.5 * (lower + upper)
-    h = 0.5 * (upper - lower)
-    e = epsilon / 3.0
-    count = max(noisy_count(n, e, src), 1)
     Z = X - c0
-    s1 = Laplace(e, float(h.sum()), insecure_seed=src).randomise(Z.sum(axis=0))
-    s2 = Laplace(e, float(np.sum(h * h)), insecure_seed=src).randomise(np.array([np.einsum("ij,ij->", Z, Z)]))[0]
-    m1 = s1 / count
-    var = s2 / (count * d) - float(m1 @ m1) / d
-    var = min(max(var, 0.0), float(np.mean(h * h)))
-    return c0 + np.clip(m1, -h, h), math.sqrt(var)
+    return X.shape[0], Z.sum(axis=0), float(np.einsum("ij,ij->", Z, Z))
+
+
+def _add_sums(a, b):
+    return a[0] + b[0], a[1] + b[1], a[2] + b[2]
+
+
+def _ball_sum_block(block, first_row, radius):
+    X = np.asarray(block, dtype=np.float64)
+    if not np.isfinite(X).all():
+        raise ValueError("X contains NaN or infinity")
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    if (norms > radius * (1 + 1e-12)).any():
+        raise ValueError("X has records outside the ball ||x|| <= radius; rescale them onto it first")
+    return X.sum(axis=0)
+
+
+def _add(a, b):
+    return a + b
 
 
 def private_ball_mean(X, radius, count, epsilon, delta=0.0, *, neighbouring="add_remove", insecure_seed=None):
@@ -69,15 +97,11 @@ def private_ball_mean(X, radius, count, epsilon, delta=0.0, *, neighbouring="add
     if isinstance(radius, (bool, np.bool_)) or not (isinstance(radius, (int, float, np.integer, np.floating))
                                                     and math.isfinite(radius) and radius > 0):
         raise ValueError(f"radius must be a positive finite number, got {radius!r}")
-    X = np.asarray(X, dtype=np.float64)
+    if not is_dask_collection(X):
+        X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"X must be a non-empty 2-D array (n, d), got shape {X.shape}")
-    if not np.isfinite(X).all():
-        raise ValueError("X contains NaN or infinity")
     d = X.shape[1]
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    if (norms > radius * (1 + 1e-12)).any():
-        raise ValueError("X has records outside the ball ||x|| <= radius; rescale them onto it first")
     if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)):
         raise TypeError(f"count must be the released count (an int), got {count!r}")
     if count < 0:
@@ -88,6 +112,7 @@ def private_ball_mean(X, radius, count, epsilon, delta=0.0, *, neighbouring="add
         mech = Laplace(epsilon, l2 * math.sqrt(d), insecure_seed=src)
     else:
         mech = Gaussian(epsilon, delta, l2, insecure_seed=src)
-    noisy = mech.randomise(X.sum(axis=0))
+    # one pass (blockwise where a dask collection's blocks live), the noise added once
+    noisy = mech.randomise(map_reduce(X, _ball_sum_block, _add, args=(float(radius),)))
     n = max(int(count), 1)
     return noisy / n, mech.variance / (n * n)

@@ -19,6 +19,15 @@ The kernel's length scale is given in the coordinates the features see: standard
 (PrivateRFRegressor's default ``scaling='private'``; default length ``sqrt(d)``) or the unit
 box (``0.1 sqrt(d)``); either keeps the typical distance between records (which grows as
 sqrt(d)) a fixed number of length scales.
+
+**Dask.** ``PrivateRFRegressor.fit`` also takes X as a dask array or a data frame of numeric
+columns and y as a dask array or series (or in memory) with the same number of rows: y is
+joined to X's blocks (:mod:`pysketch.records`) and every pass (the box read from the
+data when it is not given, the private scaling's sums, the statistics G and b) runs block
+by block where the blocks live (:func:`pysketch.blocks.map_reduce`); the noise is added
+once, on the merged sums, exactly as for data in memory. ``DPRFMRegressor`` interpolates
+all n records at once (it needs the n x N feature matrix) and refuses dask input.
+``predict`` of a dask X returns a lazy dask array.
 """
 
 import math
@@ -32,9 +41,10 @@ from .._checks import check_array, check_bounds
 from ..privacy import PrivacyLeakWarning
 from ..privacy.mechanisms import check_delta, check_epsilon
 from .features import RandomFeatures
-from .scaling import DataScaling, private_scaling
-from .ssp import (DEFAULT_SHARES, NEIGHBOURING, RFStatistics, check_target_bounds, clip_targets, release_statistics,
-                  solve_ridge)
+from ..records import Records, dask_inputs, is_lazy
+from .scaling import DataScaling, add_sums, release_scaling, scaling_sums
+from .ssp import (DEFAULT_SHARES, NEIGHBOURING, RFStatistics, check_target_bounds, release_statistics, solve_ridge,
+                  statistics_sums, warn_clipped_targets)
 
 __all__ = ["PrivateRFRegressor", "DPRFMRegressor", "auto_frequencies", "DEFAULT_LENGTH_SCALE_PER_SQRT_D",
            "DEFAULT_STANDARDISED_LENGTH_SCALE_PER_SQRT_D", "SCALINGS"]
@@ -72,9 +82,16 @@ class _RFRegressorBase(RegressorMixin, BaseEstimator):
     """What the random-feature regressors share: checks, the public box, the features."""
 
     def _check_xy(self, X, y):
-        X = check_array(X, "X", np.float64)
+        """The records of the fit: in memory, checked, or joined dask collections."""
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        if is_lazy(X, y):
+            records, column = Records.from_dask(X, y)
+            if column:
+                warnings.warn("A column-vector y was passed when a 1d array was expected",
+                              _data_conversion_warning(), stacklevel=3)
+            return records
+        X = check_array(X, "X", np.float64)
         y = np.asarray(y)
         try:
             if y.dtype.kind not in "fiubO":
@@ -93,7 +110,7 @@ class _RFRegressorBase(RegressorMixin, BaseEstimator):
             raise ValueError(f"X and y have inconsistent numbers of samples: {X.shape[0]} and {y.shape[0]}")
         if not np.isfinite(y).all():
             raise ValueError("y must be finite (no NaN or infinity)")
-        return X, y
+        return Records(X, y)
 
     def _check_privacy_params(self):
         if self.epsilon is not None:
@@ -102,13 +119,15 @@ class _RFRegressorBase(RegressorMixin, BaseEstimator):
         if self.neighbouring not in NEIGHBOURING:
             raise ValueError(f"neighbouring must be one of {NEIGHBOURING}, got {self.neighbouring!r}")
 
-    def _box(self, X, y):
-        d = X.shape[1]
+    def _box(self, records):
+        d = records.shape[1]
+        if self.bounds is None or self.target_bounds is None:  # one pass for both ranges
+            xlo, xhi, ylo, yhi = records.reduce(_ranges, _merge_ranges)
         if self.bounds is None:
             if self.epsilon is not None:
                 warnings.warn("bounds not given: the box of X is read from the data, which is not differentially "
                               "private; pass public bounds=(lower, upper)", PrivacyLeakWarning, stacklevel=3)
-            lo, hi = X.min(axis=0), X.max(axis=0)
+            lo, hi = xlo, xhi
             hi = np.where(hi > lo, hi, lo + 1.0)
             lo, hi = check_bounds((lo, hi), d)
         else:
@@ -118,7 +137,7 @@ class _RFRegressorBase(RegressorMixin, BaseEstimator):
                 warnings.warn("target_bounds not given: the range of y is read from the data, which is not "
                               "differentially private; pass public target_bounds=(lower, upper)",
                               PrivacyLeakWarning, stacklevel=3)
-            tlo, thi = float(y.min()), float(y.max())
+            tlo, thi = float(ylo), float(yhi)
             if not thi > tlo:
                 thi = tlo + 1.0
         else:
@@ -149,7 +168,20 @@ class _RFRegressorBase(RegressorMixin, BaseEstimator):
         return X
 
     def predict(self, X):
-        """phi(x)^T coef_ + intercept_ for every row of X."""
+        """phi(x)^T coef_ + intercept_ for every row of X (a lazy dask array, block by block,
+        for a dask X)."""
+        if is_lazy(X):
+            if not hasattr(self, "coef_"):
+                raise not_fitted_error(self)
+            import dask
+
+            A = dask_inputs(X, self.n_features_in_, type(self).__name__)
+            if hasattr(self, "scaling_"):
+                centre, scale = self.scaling_.x_centre, self.scaling_.x_scale
+            else:
+                centre, scale = self.lower_, self.upper_ - self.lower_
+            model = dask.delayed((self.features_, centre, scale, self.coef_, self.intercept_), traverse=False)
+            return A.map_blocks(_predict_block, model, drop_axis=1, dtype=np.float64)
         X = self._check_predict_input(X)
         return self.features_.predict(self._scaled(X), self.coef_) + self.intercept_
 
@@ -157,6 +189,70 @@ class _RFRegressorBase(RegressorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.regressor_tags.poor_score = True
         return tags
+
+
+def _predict_block(block, model):
+    """Predictions of one block of a dask X (a task of `predict`)."""
+    features, centre, scale, coef, intercept = model
+    block = np.asarray(block, dtype=np.float64)
+    if block.shape[0] == 0:
+        return np.zeros(0)
+    return features.predict((block - centre) / scale, coef) + intercept
+
+
+def _ranges(x, y, first_row):
+    """(column min, column max, min y, max y) of records; +-inf for no record."""
+    if x.shape[0] == 0:
+        d = x.shape[1]
+        return np.full(d, np.inf), np.full(d, -np.inf), np.inf, -np.inf
+    return x.min(axis=0), x.max(axis=0), y.min(), y.max()
+
+
+def _merge_ranges(a, b):
+    return np.minimum(a[0], b[0]), np.maximum(a[1], b[1]), min(a[2], b[2]), max(a[3], b[3])
+
+
+def _moments(x, y, first_row):
+    """(count, column means, column variances) of records."""
+    n = x.shape[0]
+    if n == 0:
+        return 0, np.zeros(x.shape[1]), np.zeros(x.shape[1])
+    return n, x.mean(axis=0), x.var(axis=0)
+
+
+def _merge_moments(a, b):
+    """Chan, Golub & LeVeque's pairwise merge of (count, mean, variance)."""
+    na, ma, va = a
+    nb, mb, vb = b
+    if nb == 0:
+        return a
+    if na == 0:
+        return b
+    n = na + nb
+    delta = mb - ma
+    mean = ma + delta * (nb / n)
+    var = (na * va + nb * vb + delta * delta * (na * nb / n)) / n
+    return n, mean, var
+
+
+def _fit_sums(x, y, first_row, features, scaling, target_bounds, label_range):
+    """The statistics of PrivateRFRegressor's records: y clipped to the public range
+    (counted), then to the label range (counted), x standardised; see `statistics_sums`."""
+    lo, hi = target_bounds
+    outside = int(np.count_nonzero((y < lo) | (y > hi)))
+    if outside:
+        y = np.clip(y, lo, hi)
+    clipped = int(np.count_nonzero((y < label_range[0]) | (y > label_range[1])))
+    y = np.clip(y, *label_range)
+    gram, xty, count, _ = statistics_sums(scaling.transform(x), y, first_row, features, label_range)
+    return gram, xty, count, outside, clipped
+
+
+def _merge_fit_sums(a, b):
+    gram, xty = a[0], a[1]
+    gram += b[0]
+    xty += b[1]
+    return gram, xty, a[2] + b[2], a[3] + b[3], a[4] + b[4]
 
 
 def _data_conversion_warning():
@@ -249,9 +345,13 @@ class PrivateRFRegressor(_RFRegressorBase):
 
     def fit(self, X, y):
         """Release the scaling (scaling='private') and the statistics of (X, y) (unless
-        epsilon is None), and solve."""
+        epsilon is None), and solve.
+
+        X may be a dask array or a data frame of numeric columns and y a dask array or
+        series (module docstring): each pass then runs blockwise where the blocks live,
+        and every release is made once, on the merged sums."""
         self._check_privacy_params()
-        X, y = self._check_xy(X, y)
+        records = self._check_xy(X, y)
         auto = isinstance(self.n_frequencies, str) and self.n_frequencies == "auto"
         N = AUTO_BOX_FREQUENCIES if auto else _positive_int(self.n_frequencies, "n_frequencies")
         if self.scaling not in SCALINGS:
@@ -259,23 +359,25 @@ class PrivateRFRegressor(_RFRegressorBase):
         share = self.scaling_share
         if isinstance(share, (bool, np.bool_)) or not isinstance(share, numbers.Real) or not 0 < share < 1:
             raise ValueError(f"scaling_share must be in (0, 1), got {share!r}")
-        lo, hi, tb = self._box(X, y)
-        d = X.shape[1]
+        lo, hi, tb = self._box(records)
+        n, d = records.shape
         self.lower_, self.upper_, self.target_bounds_ = lo, hi, tb
         self.n_features_in_ = d
-        y = clip_targets(y, tb)
         private = self.epsilon is not None
         eps, delta = (self.epsilon, self.delta) if private else (None, None)
         parts = []
         if self.scaling == "private":
             if private:
-                sc = private_scaling(X, y, (lo, hi), tb, share * eps, share * delta, neighbouring=self.neighbouring,
+                # one pass: the sums of r(x, y) (labels clipped to tb by construction), released once
+                total = records.reduce(scaling_sums, add_sums, args=(lo, hi, tb[0], tb[1]))
+                sc = release_scaling(total, (lo, hi), tb, share * eps, share * delta, neighbouring=self.neighbouring,
                                      accountant=self.accountant, insecure_seed=self.insecure_seed)
                 parts.append(sc.privacy)
                 eps, delta = (1 - share) * eps, (1 - share) * delta
             else:
-                sd = X.std(axis=0)
-                sc = DataScaling(X.mean(axis=0), np.where(sd > 0, sd, 1.0), tb, X.shape[0], None)
+                count, mean, var = records.reduce(_moments, _merge_moments)
+                sd = np.sqrt(var)
+                sc = DataScaling(mean, np.where(sd > 0, sd, 1.0), tb, count, None)
             self.scaling_ = sc
             label_range = sc.target_range
         else:
@@ -283,12 +385,16 @@ class PrivateRFRegressor(_RFRegressorBase):
             label_range = tb
         if auto and private and self.scaling == "private":
             N = auto_frequencies(self.scaling_.count, eps, delta, self.shares)
-        self.n_labels_clipped_ = int(np.count_nonzero((y < label_range[0]) | (y > label_range[1])))
-        y = np.clip(y, *label_range)
         self.features_ = RandomFeatures(d, N, length_scale=self._length_scale(d, self.scaling == "private"),
                                         layout="unit", intercept=True,
                                         random_state=self.random_state)
-        stats = RFStatistics(self.features_, label_range).update(self._scaled(X), y)
+        # one pass: G and b of the standardised records, labels clipped to tb then to the label range
+        gram, xty, count, outside, clipped = records.reduce(
+            _fit_sums, _merge_fit_sums, args=(self.features_, self.scaling_, tb, label_range))
+        warn_clipped_targets(outside, count, tb, stacklevel=3)
+        self.n_labels_clipped_ = clipped
+        stats = RFStatistics.from_sums(self.features_, label_range, gram, xty, count)
+        del gram, xty
         if not private:
             G = stats.gram
             lam = NONPRIVATE_RIDGE * max(np.trace(G), 1e-300) / G.shape[0]
@@ -404,8 +510,16 @@ class DPRFMRegressor(_RFRegressorBase):
         from . import published
         from .solvers import min_norm
 
+        if is_lazy(X, y):
+            raise TypeError(
+                "DPRFMRegressor does not fit dask collections: Algorithm 1 interpolates all n training records at "
+                "once (min-norm solution of the n x N system of random features, N >= n), which needs the whole "
+                "feature matrix in one place and cannot be assembled from per-block sums. Use PrivateRFRegressor, "
+                "whose sufficient statistics are sums over records (fitted block by block where the blocks live, "
+                "released once, and private in the worst case), or compute X and y into memory first if they fit")
         self._check_privacy_params()
-        X, y = self._check_xy(X, y)
+        records = self._check_xy(X, y)
+        X, y = records.X, records.y
         n, d = X.shape
         eta = self.eta
         if isinstance(eta, (bool, np.bool_)) or not isinstance(eta, numbers.Real) or not 0 < eta < 0.5:
@@ -423,7 +537,7 @@ class DPRFMRegressor(_RFRegressorBase):
                 raise ValueError(f"n_max = {n_max} must be >= the number of records ({n})")
         N = (math.ceil(n_max / (1.0 - math.sqrt(1.0 - 2.0 * eta)) ** 2) if self.n_frequencies is None
              else _positive_int(self.n_frequencies, "n_frequencies"))
-        lo, hi, tb = self._box(X, y)
+        lo, hi, tb = self._box(records)
         self.lower_, self.upper_, self.target_bounds_ = lo, hi, tb
         self.n_features_in_ = d
         self.features_ = RandomFeatures(d, N, length_scale=self._length_scale(d), layout="cos",

@@ -33,7 +33,8 @@ from .._checks import check_array, check_bounds
 from ..privacy.accountant import charge
 from ..privacy.mechanisms import Gaussian, check_delta, check_epsilon
 
-__all__ = ["DataScaling", "private_scaling", "scaling_sensitivity", "LABEL_RADIUS_SPREADS"]
+__all__ = ["DataScaling", "private_scaling", "scaling_sums", "add_sums", "release_scaling", "scaling_sensitivity",
+           "LABEL_RADIUS_SPREADS"]
 
 #: The label clipping range is the released label mean +- this many released spreads
 #: (intersected with the public range).
@@ -77,20 +78,58 @@ def _moments(s1, s2, n, floor):
 def private_scaling(X, y, bounds, target_bounds, epsilon, delta, *, neighbouring="add_remove", accountant=None,
                     insecure_seed=None):
     """Release the location and spread of X and y with (epsilon, delta)-DP (module
-    docstring). `bounds` = (lower, upper) arrays (d,), `target_bounds` = (lo, hi): public."""
+    docstring). `bounds` = (lower, upper) arrays (d,), `target_bounds` = (lo, hi): public.
+
+    X and y may be dask collections (:mod:`pysketch.records`): the sums of r(x, y) are
+    then taken block by block where the blocks live, merged, and released once."""
+    from ..records import Records, is_lazy
+
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, positive=True)
-    X = check_array(X, "X", np.float64)
-    y = np.asarray(y, dtype=np.float64).reshape(-1)
-    n, d = X.shape
+    if is_lazy(X, y):
+        records, _ = Records.from_dask(X, y)
+    else:
+        X = check_array(X, "X", np.float64)
+        y = np.asarray(y, dtype=np.float64).reshape(-1)
+        if y.shape[0] != X.shape[0] or not np.isfinite(y).all():
+            raise ValueError("y must be finite with one value per row of X")
+        records = Records(X, y)
+    d = records.shape[1]
     lo, hi = check_bounds(tuple(bounds), d)
     ylo, yhi = (float(v) for v in target_bounds)
-    if y.shape[0] != n or not np.isfinite(y).all() or not ylo < yhi:
-        raise ValueError("y must be finite with one value per row of X, and target_bounds must have lower < upper")
-    sens = scaling_sensitivity(d, neighbouring)
-    u = np.clip((X - lo) / (hi - lo), 0.0, 1.0)
+    if not ylo < yhi:
+        raise ValueError("target_bounds must have lower < upper")
+    total = records.reduce(scaling_sums, add_sums, args=(lo, hi, ylo, yhi))
+    return release_scaling(total, (lo, hi), (ylo, yhi), epsilon, delta, neighbouring=neighbouring,
+                           accountant=accountant, insecure_seed=insecure_seed)
+
+
+def scaling_sums(x, y, first_row, lo, hi, ylo, yhi):
+    """The sum of r(x, y) over records (x (k, d) and y (k,) in memory): (count, sum u,
+    sum u^2, sum v, sum v^2), a (2 d + 3,) vector. One pass of a fit
+    (:meth:`pysketch.records.Records.reduce`); the sums of blocks add up."""
+    u = np.clip((x - lo) / (hi - lo), 0.0, 1.0)
     v = np.clip((y - ylo) / (yhi - ylo), 0.0, 1.0)
-    total = np.concatenate([[float(n)], u.sum(0), np.einsum("ij,ij->j", u, u), [v.sum(), v @ v]])
+    return np.concatenate([[float(x.shape[0])], u.sum(0), np.einsum("ij,ij->j", u, u), [v.sum(), v @ v]])
+
+
+def add_sums(a, b):
+    """Merge of two partial `scaling_sums` (into a)."""
+    a += b
+    return a
+
+
+def release_scaling(total, bounds, target_bounds, epsilon, delta, *, neighbouring="add_remove", accountant=None,
+                    insecure_seed=None):
+    """The private DataScaling from the merged `scaling_sums` of all the records: one
+    Gaussian release of `total` (charged to `accountant`), then post-processing."""
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, positive=True)
+    total = np.asarray(total, dtype=np.float64)
+    d = (total.shape[0] - 3) // 2
+    lo, hi = check_bounds(tuple(bounds), d)
+    ylo, yhi = (float(v) for v in target_bounds)
+    sens = scaling_sensitivity(d, neighbouring)
     mech = Gaussian(epsilon, delta, sens, insecure_seed=insecure_seed)
     charge(accountant, epsilon, delta, "rfm.private_scaling")
     noisy = mech.randomise(total)

@@ -62,7 +62,8 @@ from ..privacy.accountant import charge
 from ..privacy.mechanisms import Gaussian, check_delta, check_epsilon
 from .features import RandomFeatures
 
-__all__ = ["check_target_bounds", "clip_targets", "RFStatistics", "PrivateRFStatistics", "release_statistics",
+__all__ = ["check_target_bounds", "clip_targets", "warn_clipped_targets", "statistics_sums",
+           "add_statistics_sums", "RFStatistics", "PrivateRFStatistics", "release_statistics",
            "statistics_sensitivities", "solve_ridge", "DEFAULT_SHARES", "NEIGHBOURING"]
 
 #: Shares of the unit sensitivity budget for (G, b, lambda_min).
@@ -89,10 +90,41 @@ def clip_targets(y, target_bounds, name="y"):
     lo, hi = target_bounds
     outside = int(np.count_nonzero((y < lo) | (y > hi)))
     if outside:
-        warnings.warn(f"{outside} of {y.size} values of {name} lie outside the public target_bounds "
-                      f"[{lo:g}, {hi:g}] and were clipped to it", RuntimeWarning, stacklevel=3)
+        warn_clipped_targets(outside, y.size, target_bounds, name, stacklevel=4)
         y = np.clip(y, lo, hi)
     return y
+
+
+def warn_clipped_targets(outside, total, target_bounds, name="y", stacklevel=4):
+    """The warning of `clip_targets`: `outside` of `total` values were clipped."""
+    if outside:
+        lo, hi = target_bounds
+        warnings.warn(f"{outside} of {total} values of {name} lie outside the public target_bounds "
+                      f"[{lo:g}, {hi:g}] and were clipped to it", RuntimeWarning, stacklevel=stacklevel)
+
+
+def statistics_sums(X, y, first_row, features, target_bounds):
+    """The partial sums of records in memory (X (k, d) as the features see it, y (k,)
+    labels): (upper triangle of G, b, count, labels outside target_bounds), the labels
+    clipped to it. One pass of a fit (:meth:`pysketch.records.Records.reduce`): the
+    sums of blocks merge with `add_statistics_sums`."""
+    stats = RFStatistics(features, target_bounds)
+    if X.shape[0] == 0:  # an empty block (a data frame's empty partition)
+        return stats._gram, stats.xty, 0, 0
+    lo, hi = stats.target_bounds
+    clipped = int(np.count_nonzero((y < lo) | (y > hi)))
+    if clipped:
+        y = np.clip(y, lo, hi)
+    stats.update(X, y)
+    return stats._gram, stats.xty, stats.count, clipped
+
+
+def add_statistics_sums(a, b):
+    """Merge of two partial `statistics_sums` (into a's arrays)."""
+    gram, xty = a[0], a[1]
+    gram += b[0]
+    xty += b[1]
+    return gram, xty, a[2] + b[2], a[3] + b[3]
 
 
 class RFStatistics:
@@ -132,7 +164,24 @@ class RFStatistics:
         return 0.5 * (hi - lo)
 
     def update(self, X, y):
-        """Add the records (rows of X, y); a chunk of rows at a time. Returns self."""
+        """Add the records (rows of X, y); a chunk of rows at a time. Returns self.
+
+        X and y may be dask collections (a dask array or data frame of numeric columns,
+        and a dask array or series; :mod:`pysketch.records`): every block's sums are
+        then taken where it lives and merged by a tree; nothing is released here."""
+        from ..records import Records, is_lazy
+
+        if is_lazy(X, y):
+            records, _ = Records.from_dask(X, y)
+            if records.shape[1] != self.features.d:
+                raise ValueError(f"X must have {self.features.d} columns, got {records.shape[1]}")
+            gram, xty, count, clipped = records.reduce(statistics_sums, add_statistics_sums,
+                                                       args=(self.features, self.target_bounds))
+            warn_clipped_targets(clipped, count, self.target_bounds, "y", stacklevel=3)
+            self._gram += gram
+            self.xty += xty
+            self.count += count
+            return self
         X = check_array(X, "X", np.float64)
         y = np.asarray(y, dtype=np.float64).reshape(-1)
         if y.shape[0] != X.shape[0]:
@@ -148,6 +197,22 @@ class RFStatistics:
         self._gram = G
         self.count += X.shape[0]
         return self
+
+    @classmethod
+    def from_sums(cls, features, target_bounds, gram_upper, xty, count):
+        """The statistics whose sums are given: `gram_upper` holds G's upper triangle (the
+        rest is ignored), as `statistics_sums` gives it."""
+        out = cls(features, target_bounds)
+        p = features.output_dim
+        gram_upper = np.asarray(gram_upper, dtype=np.float64)
+        xty = np.asarray(xty, dtype=np.float64).reshape(-1)
+        if gram_upper.shape != (p, p) or xty.shape != (p,):
+            raise ValueError(f"the sums must have shapes ({p}, {p}) and ({p},), got {gram_upper.shape} and "
+                             f"{xty.shape}")
+        out._gram = np.asfortranarray(np.triu(gram_upper))
+        out.xty = xty.copy()
+        out.count = int(count)
+        return out
 
     @property
     def gram(self):
