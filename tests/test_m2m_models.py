@@ -66,11 +66,18 @@ def test_labels_keep_their_names_and_fit_sketch_takes_a_domain():
 def test_negative_weights_keep_the_objective_bounded():
     X, y = two_classes(n=2000, seed=5)
     for nw in ("keep", "clip"):
-        model = M2MLogisticRegression(bounds=([0, 0], [1, 1]), epsilon=0.05, negative_weights=nw,
-                                      n_synthetic=5000, random_state=1).fit(X, y)
-        assert np.isfinite(model.coef_).all() and np.isfinite(model.intercept_).all()
-        if nw == "keep":
-            assert (model.m2m_.weights_ < 0).mean() > 0.05  # there were negative weights to handle
+        # the release's noise comes from the OS, so the share of negative weights varies from
+        # fit to fit (measured over 20 fits at epsilon = 0.05: 0.002 to 0.48, one below 0.05):
+        # fit again until there are negative weights to handle (10 tries: all below 0.05 with
+        # probability about 0.05^10)
+        for _ in range(10):
+            model = M2MLogisticRegression(bounds=([0, 0], [1, 1]), epsilon=0.05, negative_weights=nw,
+                                          n_synthetic=5000, random_state=1).fit(X, y)
+            assert np.isfinite(model.coef_).all() and np.isfinite(model.intercept_).all()
+            if nw == "clip" or (model.m2m_.weights_ < 0).mean() > 0.05:
+                break
+        else:
+            pytest.fail("ten private fits in a row had (almost) no negative weights")
 
 
 def test_linear_regression_from_a_sketch():
