@@ -1,3 +1,5 @@
+import warnings
+
 import pytest
 
 import pysketch
@@ -35,3 +37,18 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """A dask.distributed LocalCluster of 2 worker processes (1 thread each) and its Client,
+    started once for the test session (the Dask tests skip without distributed)."""
+    distributed = pytest.importorskip("distributed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the cluster's own start-up notices
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, memory_limit="2GiB")
+        client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()

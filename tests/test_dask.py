@@ -173,22 +173,11 @@ def test_private_fit_releases_once_on_the_merged_sketch(data, monkeypatch):
     assert not np.allclose(km.sketch_.sum, clean.sum)  # the released sketch is the noisy one
 
 
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, memory_limit="2GiB")
-        c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
 
 
 @pytest.mark.parametrize("operator", ["dense", "fastfood"])
-def test_local_cluster_sketch_and_private_fit(client, data, operator):
-    pids = set(client.run(lambda: __import__("os").getpid()).values())
+def test_local_cluster_sketch_and_private_fit(dask_client, data, operator):
+    pids = set(dask_client.run(lambda: __import__("os").getpid()).values())
     assert len(pids) == 2 and __import__("os").getpid() not in pids  # worker processes
     fm = make_feature_map(6, 64, "complex", operator=operator, random_state=1, dtype=np.float32)
     Xd = da.from_array(data, chunks=(2_500, 6))
@@ -200,9 +189,10 @@ def test_local_cluster_sketch_and_private_fit(client, data, operator):
         km = CompressiveKMeans(4, epsilon=1.0, bounds=(-8, 8), random_state=0).fit(Xd)
     best = CompressiveKMeans(4, random_state=0).fit(data.astype(np.float64)).inertia_
     assert km.cluster_centers_.shape == (4, 6) and km.inertia_ < 1.3 * best
+    assert np.array_equal(km.labels_.compute(), km.predict(data.astype(np.float64)))  # computed on the workers
 
 
-def test_local_cluster_error_in_a_block_reaches_the_caller(client, data):
+def test_local_cluster_error_in_a_block_reaches_the_caller(dask_client, data):
     fm = make_feature_map(6, 32, "complex", random_state=1, dtype=np.float32)
     bad = data.copy()
     bad[29_999, 0] = np.inf

@@ -326,21 +326,10 @@ def test_jl_transformer_fits_without_reading_and_releases_blockwise():
 # ---------------------------------------------------------------- a cluster of worker processes
 
 
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, memory_limit="2GiB")
-        c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
 
 
-def test_local_cluster_private_rf_fit(client, regression):
-    pids = set(client.run(lambda: __import__("os").getpid()).values())
+def test_local_cluster_private_rf_fit(dask_client, regression):
+    pids = set(dask_client.run(lambda: __import__("os").getpid()).values())
     assert len(pids) == 2 and __import__("os").getpid() not in pids  # worker processes
     X, y = regression
     Xd, yd = _lazy(X, y)

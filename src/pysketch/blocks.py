@@ -25,8 +25,8 @@ import numpy as np
 
 from ._checks import check_array
 
-__all__ = ["is_dask_collection", "as_dask_array", "check_records", "dask_records", "map_reduce", "column_bounds", "box_stats",
-           "row_count"]
+__all__ = ["is_dask_collection", "as_dask_array", "check_records", "dask_records", "map_blocks", "map_reduce",
+           "column_bounds", "box_stats", "row_count"]
 
 #: Partial results merged per node of the reduction tree on a dask collection.
 DEFAULT_SPLIT_EVERY = 8
@@ -113,6 +113,18 @@ def _run_block(fn, combine, block, first_row, *args):
         part = fn(block[start : start + step], first, *args)
         result = part if result is None else combine(result, part)
     return result
+
+
+def _aligned_call(block, fn, *args):
+    return fn(np.require(block, requirements="A"), *args)
+
+
+def map_blocks(X, fn, *args, **kwargs):
+    """``X.map_blocks(fn, *args, **kwargs)`` for a dask array X, with every block aligned
+    before `fn` sees it: a block that crossed the network may sit unaligned in its buffer,
+    and the compiled core requires aligned arrays (a lazy transform, predict or rescaling of
+    records)."""
+    return X.map_blocks(_aligned_call, fn, *args, **kwargs)
 
 
 def _merge_all(combine, first, *rest):

@@ -23,7 +23,7 @@ from ._checks import check_array, check_bounds
 from ._checks import check_int as _check_int
 from ._random import as_generator
 from .accumulate import SketchAccumulator
-from .blocks import box_stats, check_records, column_bounds, is_dask_collection, map_reduce
+from .blocks import box_stats, check_records, column_bounds, is_dask_collection, map_blocks, map_reduce
 from .decoders import DECODERS, DecodingProblem
 from .features import make_feature_map
 from .frequencies import FrequencyLaw, make_law
@@ -565,7 +565,7 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     def _after_fit(self, X):
         C = self.cluster_centers_
         if is_dask_collection(X):  # labels_ stays lazy; the inertia is one more pass
-            self.labels_ = X.map_blocks(_nearest_block, C, drop_axis=1, dtype=np.intp)
+            self.labels_ = map_blocks(X, _nearest_block, C, drop_axis=1, dtype=np.intp)
             self.inertia_ = float(map_reduce(X, _inertia_block, _add, args=(C,)))
             return
         d2 = _sq_distances(X, C)

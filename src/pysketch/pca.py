@@ -21,7 +21,7 @@ from ._checks import check_array, check_relation
 from ._checks import check_int as _check_int
 from ._random import as_generator
 from .accumulate import SketchAccumulator
-from .blocks import check_records, is_dask_collection, map_reduce
+from .blocks import check_records, is_dask_collection, map_blocks, map_reduce
 from .decoders import DECODERS, SubspaceProblem
 from .features import make_feature_map
 from .frequencies import OrthonormalBasesLaw
@@ -392,7 +392,7 @@ def _into_ball(X, radius, what, purpose):
     a dask array is rescaled lazily, block by block."""
     if is_dask_collection(X):
         over = map_reduce(X, _count_over_block, _add, args=(float(radius),))
-        Y = X.map_blocks(_ball_block, float(radius), dtype=np.float64) if over else X
+        Y = map_blocks(X, _ball_block, float(radius), dtype=np.float64) if over else X
     else:
         norms = np.sqrt(np.einsum("ij,ij->i", X, X))
         over = int(np.count_nonzero(norms > radius))

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._base import BaseEstimator, TransformerMixin, not_fitted_error
 from .._checks import check_int
-from ..blocks import as_dask_array, is_dask_collection, map_reduce
+from ..blocks import as_dask_array, is_dask_collection, map_blocks, map_reduce
 from ..operators import SparseJLOperator
 from .release import release as _release_rows
 
@@ -97,7 +97,7 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
 
             A = self._dask_rows(X)
             params = dask.delayed(self._release_args(), traverse=False)
-            Y = A.map_blocks(_values_block, params, chunks=(A.chunks[0], (self.operator_.m,)), dtype=np.float64)
+            Y = map_blocks(A, _values_block, params, chunks=(A.chunks[0], (self.operator_.m,)), dtype=np.float64)
             return Y.persist()  # released once: the noisy blocks are kept, never drawn again
         return self.release(X).values
 

@@ -37,7 +37,7 @@ from scipy import optimize
 from .._base import BaseEstimator, not_fitted_error
 from .._checks import check_array, check_bounds
 from .._random import as_generator
-from ..blocks import column_bounds
+from ..blocks import column_bounds, map_blocks
 from ..features import make_box_map
 from ..privacy import make_private
 from ..records import dask_inputs, dask_xy, is_lazy, join_target
@@ -125,7 +125,7 @@ class _ImplicitM2M(BaseEstimator):
             raise not_fitted_error(self)
         if is_lazy(X):
             A = dask_inputs(X, self.coef_.shape[-1], type(self).__name__)
-            return A.map_blocks(_linear_block, self.coef_.reshape(-1), self.intercept_, drop_axis=1,
+            return map_blocks(A, _linear_block, self.coef_.reshape(-1), self.intercept_, drop_axis=1,
                                 dtype=np.float64)
         X = check_array(X, "X")
         if X.shape[1] != self.coef_.shape[-1]:

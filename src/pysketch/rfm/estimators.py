@@ -41,6 +41,7 @@ from .._checks import check_array, check_bounds
 from ..privacy import PrivacyLeakWarning
 from ..privacy.mechanisms import check_delta, check_epsilon
 from .features import RandomFeatures
+from ..blocks import map_blocks
 from ..records import Records, dask_inputs, is_lazy
 from .scaling import DataScaling, add_sums, release_scaling, scaling_sums
 from .ssp import (DEFAULT_SHARES, NEIGHBOURING, RFStatistics, check_target_bounds, release_statistics, solve_ridge,
@@ -181,7 +182,7 @@ class _RFRegressorBase(RegressorMixin, BaseEstimator):
             else:
                 centre, scale = self.lower_, self.upper_ - self.lower_
             model = dask.delayed((self.features_, centre, scale, self.coef_, self.intercept_), traverse=False)
-            return A.map_blocks(_predict_block, model, drop_axis=1, dtype=np.float64)
+            return map_blocks(A, _predict_block, model, drop_axis=1, dtype=np.float64)
         X = self._check_predict_input(X)
         return self.features_.predict(self._scaled(X), self.coef_) + self.intercept_
 
