@@ -128,13 +128,17 @@ py::object fwht_fast(py::handle x, py::handle out, py::handle normalized, py::ha
         using T = decltype(tag);
         T *data = reinterpret_cast<T *>(proxy->data);
         if (in_place) {
-            bool finite;
+            bool finite = true, input_finite = true;
             {
+                // No Python object may be made or released in here (py::none() included): the
+                // GIL is not held (found by the ASan build, whose pybind11 checks the GIL).
                 std::optional<py::gil_scoped_release> unlocked;
                 if (release) unlocked.emplace();
-                if (check && !pysketch::hadamard::all_finite<T>(data, stride, rows, n)) return py::none();
-                finite = pysketch::hadamard::transform<T>(data, stride, rows, log_n, static_cast<T>(scale));
+                if (check) input_finite = pysketch::hadamard::all_finite<T>(data, stride, rows, n);
+                if (input_finite)
+                    finite = pysketch::hadamard::transform<T>(data, stride, rows, log_n, static_cast<T>(scale));
             }
+            if (!input_finite) return py::none();
             if (check && !finite) return py::bool_(false);
             return py::reinterpret_borrow<py::object>(x);
         }
