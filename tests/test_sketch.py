@@ -14,7 +14,7 @@ from pysketch.features import QUANTIZED_FIRST_HARMONIC, FeatureMap, make_feature
 from pysketch.frequencies import GaussianLaw, OrthonormalBasesLaw, QuadraticGaussianLaw
 from pysketch.operators import make_operator
 from pysketch.accumulate import SketchAccumulator
-from pysketch.sketch import FORMAT_VERSION, Sketch, SketchFileError
+from pysketch.sketch import SUBSAMPLED_FORMAT_VERSION, Sketch, SketchFileError
 
 OPERATORS = ("dense", "r3", "gr2", "fastfood")
 KINDS = ("complex", "real", "quantized", "quadratic")
@@ -229,12 +229,12 @@ def test_damaged_files_give_clear_errors(tmp_path):
     np.savez(tmp_path / "edited.npz", **contents)
     with pytest.raises(SketchFileError, match="checksum"):
         Sketch.load(tmp_path / "edited.npz")
-    # another format version
+    # a newer format version (its checksum is not even looked at)
     meta = json.loads(str(contents["meta"]))
-    meta["version"] = FORMAT_VERSION + 1
+    meta["version"] = SUBSAMPLED_FORMAT_VERSION + 1
     contents["meta"] = np.array(json.dumps(meta))
     np.savez(tmp_path / "future.npz", **contents)
-    with pytest.raises(SketchFileError, match="version"):
+    with pytest.raises(SketchFileError, match="version 3 is newer"):
         Sketch.load(tmp_path / "future.npz")
     with zipfile.ZipFile(path) as zf:  # the documented layout: no pickled object inside
         assert {"meta.npy", "sum.npy"} <= set(zf.namelist())

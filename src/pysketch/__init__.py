@@ -70,9 +70,11 @@ __all__ = [
     "get_num_threads",
     "make_feature_map",
     "make_law",
+    "load_model",
     "make_operator",
     "max_simd_level",
     "metrics",
+    "save_model",
     "set_num_threads",
     "set_simd_level",
     "simd_level",
@@ -87,7 +89,9 @@ _LAZY = {
     "CompressiveKMeans": "estimators",
     "CompressivePCA": "pca",
     "datasets": None,
+    "load_model": "model_files",
     "metrics": None,
+    "save_model": "model_files",
 }
 
 

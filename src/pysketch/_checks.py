@@ -16,7 +16,39 @@ def check_int(value, name, minimum=1):
     value = int(value)
     if value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}; got {value}")
+    if value > MAX_INT:
+        raise ValueError(f"{name} must be an int >= {minimum} that fits in 63 bits; got {value}")
     return value
+
+
+#: The largest size or count the checks accept (numpy's index type, int64).
+MAX_INT = 2**63 - 1
+
+
+def cast_real(A, dtype, name):
+    """A (an ndarray of real numbers) as a C-contiguous array of the float `dtype`. A finite
+    value beyond the range of `dtype` (1e300 for float32) raises ValueError naming the
+    argument, instead of becoming infinity with numpy's overflow warning; NaN and infinity
+    are left to the caller's finiteness check."""
+    dtype = np.dtype(dtype)
+    if A.dtype.kind == "f" and A.dtype.itemsize > dtype.itemsize and A.size:
+        largest = float(np.finfo(dtype).max)
+        magnitude = np.abs(A)
+        over = np.isfinite(magnitude) & (magnitude > largest)
+        if over.any():
+            raise ValueError(f"{name} has a value of magnitude {float(magnitude[over].max()):.3g}, beyond the range "
+                             f"of {dtype} (largest {largest:.3g}): use float64 or rescale the data")
+    return np.ascontiguousarray(A, dtype=dtype)
+
+
+def float_dtype(dtype):
+    """np.dtype(dtype) when it is float32 or float64, else None (also for what numpy cannot
+    read as a dtype)."""
+    try:
+        dt = np.dtype(dtype)
+    except (TypeError, ValueError):
+        return None
+    return dt if dt in (np.dtype(np.float32), np.dtype(np.float64)) else None
 
 
 def check_positive(value, name, allow_none=False):
@@ -131,7 +163,7 @@ def check_array(X, name="X", dtype=np.float64):
         raise ValueError(f"Found array with 0 sample(s) (shape={A.shape}) while a minimum of 1 is required ({name}).")
     if A.shape[1] < 1:
         raise ValueError(f"Found array with 0 feature(s) (shape={A.shape}) while a minimum of 1 is required ({name}).")
-    A = np.ascontiguousarray(A, dtype=dtype)
+    A = cast_real(A, dtype, name)
     if not np.isfinite(A).all():
         raise ValueError(f"Input {name} contains NaN or infinity; remove or impute those values")
     return A

@@ -7,11 +7,23 @@ grow with the number of records. Pages of a memory-mapped file are released as t
 read (`_release_pages`). A dask array or data frame is sketched where its blocks live
 (:func:`pysketch.blocks.map_reduce`: one task per block, the map shipped once, a tree of
 merges), and only the merged sums come back.
+
+Faults and threads. An accumulator's state (its sums, the number of records sketched and
+the number buffered) changes only by one assignment at the end of a step, after every sum
+of the step has been computed into temporaries: an exception in the middle of an update (a
+record with NaN, a failed dask task, a ``KeyboardInterrupt`` between two batches, an error
+in a feature map) leaves the accumulator exactly as it was before the call, never with a
+part of a batch added. The methods hold a per-accumulator lock, so one accumulator may be
+updated from several threads at once: the result is the sketch of all their records (the
+float64 sums added in the order the updates took the lock, so equal to a serial run up to
+the rounding of that order; the count exact). The compiled core runs without the GIL, so
+separate accumulators (and feature maps) sketch in parallel from Python threads.
 """
 
 import collections.abc
 import mmap
 import numbers
+import threading
 
 import numpy as np
 
@@ -76,10 +88,11 @@ class SketchAccumulator:
         self.feature_map = feature_map
         self.batch_size = int(batch_size)
         self.buffer_rows = int(buffer_rows)
-        self._accs = feature_map.new_accumulators()
         self._buffer = np.empty((self.buffer_rows, d), feature_map.input_dtype)
-        self._buffered = 0
-        self._sketched = 0
+        # (accumulators, records sketched, records buffered): replaced by one assignment per
+        # step (_commit), never modified in place, so an interrupted step changes nothing
+        self._state = (feature_map.new_accumulators(), 0, 0)
+        self._lock = threading.RLock()
         self._subsample = None  # (spec, key0, key1)
         if subsample_r is None:
             if random_state is not None or subsample_scheme != "uniform":
@@ -97,10 +110,40 @@ class SketchAccumulator:
         spec, key0, key1 = self._subsample
         return (spec, key0, key1, first)
 
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        del state["_lock"]  # a lock cannot be pickled; a new one is made on loading
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
+    @property
+    def _accs(self):
+        return self._state[0]
+
+    @property
+    def _sketched(self):
+        return self._state[1]
+
+    @property
+    def _buffered(self):
+        return self._state[2]
+
+    def _commit(self, part, count, buffered):
+        """The state after adding the sums `part` of `count` records, with `buffered` records
+        left in the buffer: new arrays, assigned at once (an interruption before the
+        assignment leaves the old state whole)."""
+        accs, sketched, _ = self._state
+        new = tuple(total if total is None else total + extra for total, extra in zip(accs, part))
+        self._state = (new, sketched + count, buffered)
+
     @property
     def count(self):
         """Records added so far (buffered ones included)."""
-        return self._sketched + self._buffered
+        accs, sketched, buffered = self._state
+        return sketched + buffered
 
     def update(self, X):
         """Add the records of X: a 2-D array (rows are records; memmaps and array-likes with
@@ -111,11 +154,19 @@ class SketchAccumulator:
         the float64 additions).
 
         Atomic: if any record is NaN or infinite, or a batch has the wrong shape, nothing of
-        this call is added and ValueError says which record. Returns self.
+        this call is added and ValueError says which record; the same holds for any other
+        exception during the call (a ``KeyboardInterrupt``, a failed dask task, an iterator
+        that raises): the accumulator is left as it was before the call. Thread-safe: calls
+        from several threads are serialized by the accumulator's lock. Returns self.
         """
+        with self._lock:
+            self._update(X)
+        return self
+
+    def _update(self, X):
         if isinstance(X, np.ndarray) and X.ndim == 2 and X.shape[0] <= self.buffer_rows - self._buffered:
             self._buffer_rows(X)  # small update: validated now, sketched with its block
-            return self
+            return
         if self._subsample is not None:
             # the masks follow the stream positions: the buffered records (which came first)
             # are sketched first, so that positions are unique and in arrival order
@@ -128,20 +179,20 @@ class SketchAccumulator:
             count += self._add_dask(X, accs)
         elif _is_array_like(X):  # read by row slices, never iterated row by row
             count += self._add_array(X, accs, 0)
+        elif hasattr(X, "__array__") and not isinstance(X, (list, tuple)):  # a pandas DataFrame...
+            count += self._add_array(np.asarray(X), accs, 0)
         elif isinstance(X, (list, tuple)) and not (len(X) and np.ndim(X[0]) == 2):
             count += self._add_array(np.asarray(X), accs, 0)
         elif isinstance(X, collections.abc.Iterable) and not isinstance(X, (str, bytes)):
-            for batch in X:
+            for i, batch in enumerate(X):
+                if isinstance(batch, tuple):  # (X, (lo, hi)) or (X, y): not batches of records
+                    raise TypeError(
+                        f"X must be a 2-D array or an iterable of 2-D arrays; item {i} of X is a tuple, not a "
+                        "batch of records (pass bounds or targets to their own arguments, not as (X, bounds))")
                 count += self._add_array(batch if isinstance(batch, np.ndarray) else np.asarray(batch), accs, count)
-        elif hasattr(X, "__array__"):
-            count += self._add_array(np.asarray(X), accs, 0)
         else:
             raise TypeError(f"X must be a 2-D array or an iterable of 2-D arrays, got {type(X).__name__}")
-        for total, part in zip(self._accs, accs):
-            if total is not None:
-                total += part
-        self._sketched += count
-        return self
+        self._commit(accs, count, self._buffered)
 
     def _check_batch(self, A):
         if A.ndim != 2:
@@ -157,30 +208,37 @@ class SketchAccumulator:
         k = A.shape[0]
         if k == 0:
             return
-        dest = self._buffer[self._buffered : self._buffered + k]
-        np.copyto(dest, A, casting="unsafe")
+        buffered = self._buffered
+        # rows past the buffered count are free: written here, counted only by the commit
+        dest = self._buffer[buffered : buffered + k]
+        with np.errstate(over="ignore"):  # beyond a float32 map's range: reported below
+            np.copyto(dest, A, casting="unsafe")
         if not _core.all_finite(dest):
-            bad = int(np.flatnonzero(~np.isfinite(dest).all(axis=1))[0])
-            raise ValueError(f"record {bad} contains NaN or infinity; nothing of this update was added")
-        self._buffered += k
-        if self._buffered == self.buffer_rows:
-            self._flush()
+            _raise_non_finite(A, dest, 0, "record")
+        if buffered + k == self.buffer_rows:
+            self._flush(buffered + k)
+        else:
+            self._state = self._state[:2] + (buffered + k,)
 
-    def _flush(self):
-        if self._buffered:
-            self.feature_map.accumulate(self._buffer[: self._buffered], self._accs, self._masks(self._sketched))
-            self._sketched += self._buffered
-            self._buffered = 0
+    def _flush(self, buffered=None):
+        """Sketch the first `buffered` rows of the buffer (default: the buffered records)."""
+        if buffered is None:
+            buffered = self._buffered
+        if buffered:
+            part = self.feature_map.new_accumulators()
+            self.feature_map.accumulate(self._buffer[:buffered], part, self._masks(self._sketched))
+            self._commit(part, buffered, 0)
 
     def _add_array(self, A, accs, offset):
         """Add the rows of A into accs batch by batch; returns the number of rows."""
         self._check_batch(A)
         dtype = self.feature_map.input_dtype
         for start in range(0, A.shape[0], self.batch_size):
-            chunk = np.ascontiguousarray(A[start : start + self.batch_size], dtype=dtype)
+            rows = A[start : start + self.batch_size]
+            with np.errstate(over="ignore"):  # beyond a float32 map's range: reported below
+                chunk = np.ascontiguousarray(rows, dtype=dtype)
             if not _core.all_finite(chunk):
-                bad = offset + start + int(np.flatnonzero(~np.isfinite(chunk).all(axis=1))[0])
-                raise ValueError(f"record {bad} contains NaN or infinity; nothing of this update was added")
+                _raise_non_finite(rows, chunk, offset + start, "record")
             self.feature_map.accumulate(chunk, accs, self._masks(self._sketched + offset + start))
             if isinstance(A, np.ndarray):
                 _release_pages(A, A[start : start + self.batch_size])
@@ -207,20 +265,24 @@ class SketchAccumulator:
 
     def sketch(self):
         """The Sketch of everything added so far."""
-        self._flush()
+        with self._lock:
+            self._flush()
+            accs, sketched, buffered = self._state
         fm = self.feature_map
         subsampling = None if self._subsample is None else self._subsample[0]
-        return Sketch(fm, fm.sums(self._accs), self.count, subsampling=subsampling)
+        return Sketch(fm, fm.sums(accs), sketched + buffered, subsampling=subsampling)
 
 
 def _sketch_block(block, first_row, feature_map, masks):
     """The map's accumulators of a batch of records (at most about 8 MiB: map_reduce splits
     a dask block) and its number of rows; first_row: the batch's position in the collection."""
-    block = np.ascontiguousarray(block, dtype=feature_map.input_dtype)
-    if not _core.all_finite(block):
-        bad = int(np.flatnonzero(~np.isfinite(block).all(axis=1))[0])
-        where = f"record {first_row + bad}" if first_row is not None else f"row {bad} of one block"
-        raise ValueError(f"{where} contains NaN or infinity; nothing of this update was added")
+    with np.errstate(over="ignore"):  # beyond a float32 map's range: reported below
+        cast = np.ascontiguousarray(block, dtype=feature_map.input_dtype)
+    if not _core.all_finite(cast):
+        if first_row is None:
+            _raise_non_finite(block, cast, 0, "row", " of one block")
+        _raise_non_finite(block, cast, first_row, "record")
+    block = cast
     accs = feature_map.new_accumulators()
     if block.shape[0]:
         if masks is not None:
@@ -228,6 +290,21 @@ def _sketch_block(block, first_row, feature_map, masks):
             masks = (spec, key0, key1, first + first_row)
         feature_map.accumulate(block, accs, masks)
     return accs, block.shape[0]
+
+
+def _raise_non_finite(rows, cast, first, what, where=""):
+    """ValueError naming the first row of `cast` (`rows` in the map's dtype) that is not
+    finite: NaN or infinity in the data, or a finite value beyond the range of a float32
+    map (|x| > 3.4e38), which the cast made infinite."""
+    bad = int(np.flatnonzero(~np.isfinite(cast).all(axis=1))[0])
+    row = np.asarray(rows[bad : bad + 1], dtype=np.float64)
+    name = f"{what} {first + bad}{where}"
+    if np.isfinite(row).all():
+        top = float(np.max(np.abs(row)))
+        raise ValueError(f"{name} has a coordinate of magnitude {top:.3g}, beyond the range of the map's dtype "
+                         f"{cast.dtype} (largest {float(np.finfo(cast.dtype).max):.3g}); make the map with "
+                         "dtype=float64 or rescale the data; nothing of this update was added")
+    raise ValueError(f"{name} contains NaN or infinity; nothing of this update was added")
 
 
 def _merge_partial_sums(a, b):

@@ -26,6 +26,11 @@ Sketch files (the format of ``Sketch.save``):
   covariance, CDF, histogram, box counts) from the sketch alone.
 - ``pysketch info S.npz``: what a sketch file holds.
 
+The JSON outputs of ``fit`` and ``query`` (``-o X.json``) start with ``"format"``
+(``"pysketch.fit_result"``, ``"pysketch.query_result"``) and ``"version": 1`` and end with
+``"checksum"`` (the SHA-256 of the rest, pysketch._archive.write_json); ``--bounds-file``
+reads the box of such a file back, checked.
+
 Bad arguments, missing or damaged files exit with status 2 and a message
 ``pysketch COMMAND: error: ...`` naming the argument or the file, never a traceback.
 """
@@ -45,6 +50,7 @@ import warnings
 import numpy as np
 
 from . import __version__
+from ._archive import read_json, write_json
 from .hadamard import fwht
 from .runtime import get_num_threads, max_simd_level, simd_level
 
@@ -56,6 +62,10 @@ DEFAULT_SKETCH_SIZE = 1000
 DEFAULT_KERNEL_SCALE = 1.0
 #: The default public seed of the map.
 DEFAULT_SEED = 0
+#: The formats of the JSON outputs of `pysketch fit` and `pysketch query`, and their version.
+FIT_FORMAT = "pysketch.fit_result"
+QUERY_FORMAT = "pysketch.query_result"
+JSON_VERSION = 1
 #: Notes (header rows taken, columns skipped...) printed before "... and N more".
 MAX_NOTES = 5
 
@@ -488,6 +498,11 @@ def _read_box(values, d, flag="--bounds"):
             elif path.endswith(".json"):
                 with open(path) as f:
                     obj = json.load(f)
+                if isinstance(obj, dict) and "format" in obj:  # an output of fit or query: checked, its box
+                    obj = read_json(path, {FIT_FORMAT: (JSON_VERSION,), QUERY_FORMAT: (JSON_VERSION,)})
+                    if "bounds" not in obj:
+                        raise _CommandError(f"{flag}: {path} holds no box (a {obj['format']} without bounds)")
+                    obj = obj["bounds"]
                 box = (obj["lower"], obj["upper"]) if isinstance(obj, dict) else obj
             else:
                 raise _CommandError(f"{flag}: {path} must be a .json or .npy file")
@@ -557,13 +572,9 @@ def _write_atomically(path, force, write, flag="-o"):
             os.unlink(tmp)
 
 
-def _write_json(path, obj, force):
-    def write(tmp):
-        with open(tmp, "w") as f:
-            json.dump(_jsonable(obj), f, indent=2)
-            f.write("\n")
-
-    _write_atomically(path, force, write)
+def _write_json(path, obj, force, format):
+    """Write `obj` as a JSON output of `format` (with its version and checksum)."""
+    _write_atomically(path, force, lambda tmp: write_json(tmp, format, JSON_VERSION, _jsonable(obj)))
 
 
 def _jsonable(obj):
@@ -935,7 +946,7 @@ def _cmd_fit(args):
     if not args.quiet:
         _print_model(model, sketch)
     if out is not None:
-        _write_json(out, model, args.force)
+        _write_json(out, model, args.force, FIT_FORMAT)
         if not args.quiet:
             print(f"model written to {out}")
     if plot is not None:
@@ -1084,7 +1095,7 @@ def _cmd_query(args):
     if not args.quiet:
         _print_answer(answer)
     if out is not None:
-        _write_json(out, answer, args.force)
+        _write_json(out, answer, args.force, QUERY_FORMAT)
         if not args.quiet:
             print(f"answer written to {out}")
     return 0

@@ -150,14 +150,20 @@ def scan(X, centers, shift, rows, labels_out=None, dist_out=None, disp=None):
         if k == 1:
             lab = np.zeros(m, dtype=np.intp)
         else:
-            xs = np.subtract(xr, shift, out=b_shift[:m])
-            scores = np.matmul(xs, cs_t, out=b_scores[:m])
-            scores *= -2.0
-            scores += c_sq
+            with np.errstate(over="ignore", invalid="ignore"):
+                xs = np.subtract(xr, shift, out=b_shift[:m])
+                scores = np.matmul(xs, cs_t, out=b_scores[:m])
+                scores *= -2.0
+                scores += c_sq
+            if not np.isfinite(scores).all():
+                raise _overflow()
             lab = np.argmin(scores, axis=1)
         diff = np.take(centers, lab, axis=0, out=b_diff[:m], mode="clip")
-        np.subtract(xr, diff, out=diff)
-        dist = np.einsum("ij,ij->i", diff, diff, out=b_dist[:m])
+        with np.errstate(over="ignore", invalid="ignore"):
+            np.subtract(xr, diff, out=diff)
+            dist = np.einsum("ij,ij->i", diff, diff, out=b_dist[:m])
+        if not np.isfinite(dist).all():
+            raise _overflow()
         partial.append(float(np.sum(dist)))
         if labels_out is not None:
             labels_out[start:stop] = lab
@@ -169,6 +175,11 @@ def scan(X, centers, shift, rows, labels_out=None, dist_out=None, disp=None):
             disp += onehot @ diff
             counts += np.bincount(lab, minlength=k)
     return math.fsum(partial), counts
+
+
+def _overflow():
+    return ValueError("the magnitude of X (or of the centers) is outside the supported range: the squared distances "
+                      "between them overflow float64; rescale the data (and the centers) by a constant")
 
 
 def total_sse(X, C, chunk_size):
@@ -227,7 +238,11 @@ def _mean_and_variance(X, rows):
         s1 += ones[: stop - start] @ xs
         s2 += np.einsum("ij,ij->j", xs, xs)
     m1 = s1 / n
-    var = np.maximum(s2 / n - m1 * m1, 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        var = np.maximum(s2 / n - m1 * m1, 0.0)
+    if not (np.isfinite(var).all() and np.isfinite(s2).all()):
+        raise ValueError("the magnitude of X is outside the supported range: its squared distances (which k-means "
+                         "minimizes) overflow float64; rescale the data by a constant")
     return ref + m1, float(var.mean())
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import _core
 from ._base import BaseEstimator, ClusterMixin, DensityMixin, TransformerMixin, not_fitted_error
-from ._checks import check_array, check_bounds
+from ._checks import check_array, check_bounds, check_relation, float_dtype
 from ._checks import check_int as _check_int
 from ._random import as_generator
 from .accumulate import SketchAccumulator
@@ -62,7 +62,7 @@ class _CompressiveMixture(BaseEstimator):
             _check_int(self.sketch_size, "sketch_size")
         ks = self.kernel_scale
         if not (isinstance(ks, str) and ks in ("auto", "sketch", "separation")):
-            if isinstance(ks, (bool, np.bool_)) or not isinstance(ks, numbers.Real) or not np.isfinite(ks) or ks <= 0:
+            if isinstance(ks, (bool, np.bool_)) or not isinstance(ks, numbers.Real) or not _finite_real(ks) or ks <= 0:
                 raise ValueError(
                     f"kernel_scale must be 'auto', 'sketch', 'separation' or a positive finite number, got {ks!r}"
                 )
@@ -71,9 +71,10 @@ class _CompressiveMixture(BaseEstimator):
         if not (isinstance(self.frequency_law, FrequencyLaw) or self.frequency_law in _LAWS):
             raise ValueError(f"frequency_law must be one of {_LAWS} or a FrequencyLaw, got {self.frequency_law!r}")
         _check_int(self.n_init, "n_init")
-        if np.dtype(self.dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
+        if float_dtype(self.dtype) is None:
             raise ValueError(f"dtype must be float32 or float64, got {self.dtype!r}")
         _check_int(self.pilot_size, "pilot_size", minimum=2)
+        check_relation(self.neighbouring)  # checked without epsilon too (scikit-learn: every parameter at fit)
 
     def _sketch_size(self, d):
         return self.sketch_size if self.sketch_size is not None else self._sketch_factor * self._n_atoms() * d
@@ -108,6 +109,7 @@ class _CompressiveMixture(BaseEstimator):
         return KMEANS_SEPARATION_FACTOR * expected_separation(k, d, spread)
 
     def _make_map(self, d, sigma, rng):
+        _check_sigma(sigma, self.dtype)
         return make_feature_map(d, self._sketch_size(d), "complex", operator=self.operator, law=self._law(sigma),
                                 random_state=rng, dtype=np.dtype(self.dtype))
 
@@ -132,6 +134,8 @@ class _CompressiveMixture(BaseEstimator):
         if n < 2 and isinstance(self.kernel_scale, str):
             raise ValueError(f"n_samples={n}: estimating the kernel scale needs at least 2 records; pass a number "
                              "as kernel_scale to sketch a single record")
+        if self.bounds is not None:  # public bounds beyond the supported scale: refused before any pass
+            _decode_unit(check_bounds(self.bounds, d), "the bounds")
         rng = as_generator(self.random_state)
         timer = _Timer()
         if self.epsilon is not None:
@@ -149,7 +153,7 @@ class _CompressiveMixture(BaseEstimator):
                               "but the centers are searched inside the box only", RuntimeWarning, stacklevel=2)
         self.kernel_scale_ = sigma
         with timer("decode"):
-            self._decode(sketch, (lo, hi), rng)
+            self._decode(sketch, (lo, hi), rng, "the bounds" if self.bounds is not None else "X (its bounding box)")
         self.timings_ = timer.seconds
         self._after_fit(X)
         return self
@@ -183,6 +187,10 @@ class _CompressiveMixture(BaseEstimator):
                 X = np.clip(X, lo, hi)  # a dask array: clipped lazily, block by block
                 data_lo, data_hi = np.maximum(data_lo, lo), np.minimum(data_hi, hi)
             _warn_wide_box(data_lo, data_hi, lo, hi)
+        what = "X (its bounding box)" if self.bounds is None else "the bounds"
+        _decode_unit((lo, hi), what)  # the data's scale beyond the supported range: refused before the charge
+        if not isinstance(self.kernel_scale, str):
+            _check_sigma(float(self.kernel_scale), self.dtype)
         charge(self.accountant, eps, delta, type(self).__name__ + ".fit")
         source = noise_source()
         pilot_eps = 0.0
@@ -216,6 +224,7 @@ class _CompressiveMixture(BaseEstimator):
         n_low = max(count - math.log(20.0) / plan.epsilon_count, 1.0) if plan.epsilon_count > 0 else float(n)
         m = self.sketch_size if self.sketch_size is not None else nsr.choose_sketch_size(
             k, d, n_low, plan.epsilon_sum, delta=delta, factor=self._sketch_factor)
+        _check_sigma(sigma, self.dtype)
         fm = make_feature_map(d, m, "complex", operator=self.operator, law=self._law(sigma), random_state=rng,
                               dtype=np.dtype(self.dtype))
         with timer("sketch"):
@@ -224,7 +233,7 @@ class _CompressiveMixture(BaseEstimator):
             private = release(acc.sketch(), plan, source, count=count, epsilon=eps, epsilon_pilot=pilot_eps)
         self.kernel_scale_ = sigma
         with timer("decode"):
-            self._decode(private, (lo, hi), rng)
+            self._decode(private, (lo, hi), rng, what)
         self.timings_ = timer.seconds
         self._after_fit(X)
         return self
@@ -256,7 +265,7 @@ class _CompressiveMixture(BaseEstimator):
         self.kernel_scale_ = getattr(law, "sigma", None)
         timer = _Timer()
         with timer("decode"):
-            self._decode(sketch, check_bounds(bounds, sketch.feature_map.d), rng)
+            self._decode(sketch, check_bounds(bounds, sketch.feature_map.d), rng, "bounds")
         self.timings_ = timer.seconds
         return self
 
@@ -284,20 +293,25 @@ class _CompressiveMixture(BaseEstimator):
         self._accumulator.update(X)
         sketch = self._accumulator.sketch()
         if sketch.count >= self._n_atoms():
-            self._decode(sketch, check_bounds((self._lo, self._hi), X.shape[1]), self._rng)
+            self._decode(sketch, check_bounds((self._lo, self._hi), X.shape[1]), self._rng, "X (its bounding box)")
         return self
 
     def _scale_is_spread(self):
         """True when kernel_scale='auto' means the data's spread (multi-scale laws)."""
         return False
 
-    def _decode(self, sketch, bounds, rng):
+    def _decode(self, sketch, bounds, rng, what="bounds"):
+        """Decode in the power-of-two unit of the box (see "Data scale" in the class
+        docstring; `what` names the box in the refusal beyond the supported scale)."""
         fm = sketch.feature_map
         lo, hi = check_bounds(bounds, fm.d)
-        problem = DecodingProblem.from_sketch(sketch)
+        unit = _decode_unit((lo, hi), what)
+        problem = DecodingProblem.from_sketch(sketch).in_units(unit)
         decoder = DECODERS.get(self._decoder_name())()
-        sol = decoder.decode(problem, self._n_atoms(), lo, hi, atoms=self._atoms, n_init=self.n_init,
+        sol = decoder.decode(problem, self._n_atoms(), lo / unit, hi / unit, atoms=self._atoms, n_init=self.n_init,
                              random_state=rng)
+        sol = problem.to_data_units(sol)
+        self.data_unit_ = unit
         self.sketch_ = sketch
         self.sketch_size_ = fm.m
         self.bounds_ = (lo, hi)
@@ -348,6 +362,42 @@ class _Timer:
     def __exit__(self, *exc):
         self.stop()
         return False
+
+
+def _decode_unit(bounds, what):
+    """The power of two the decoder works in for the box `bounds` (pysketch.kernel_scale.
+    data_unit of its largest |coordinate|); ValueError naming `what`'s magnitude beyond the
+    supported range [2^-504, 2^504]."""
+    from .kernel_scale import data_unit
+
+    lo, hi = bounds
+    return data_unit(max(float(np.max(np.abs(lo))), float(np.max(np.abs(hi)))), what)
+
+
+#: float32 sketches hold frequencies up to about 3.4e38 (2^128) and records of that size:
+#: kernel scales (lengths at the data's scale) beyond 2^+-FLOAT32_SCALE_EXPONENT need float64.
+FLOAT32_SCALE_EXPONENT = 120
+
+
+def _finite_real(x):
+    """x (a numbers.Real) is finite as a float (an int beyond float64 is not)."""
+    try:
+        return math.isfinite(float(x))
+    except OverflowError:
+        return False
+
+
+def _check_sigma(sigma, dtype):
+    """ValueError about the data's scale when the kernel scale sigma (a length at the
+    data's scale) lies beyond the supported range (pysketch.kernel_scale.
+    check_data_magnitude) or, for float32 sketches, beyond 2^+-FLOAT32_SCALE_EXPONENT."""
+    from .kernel_scale import check_data_magnitude
+
+    check_data_magnitude(sigma, "the kernel scale (a length at the data's scale)")
+    limit = math.ldexp(1.0, FLOAT32_SCALE_EXPONENT)
+    if np.dtype(dtype) == np.float32 and not 1.0 / limit <= sigma <= limit:
+        raise ValueError(f"the data's scale (kernel scale {sigma:.3g}) is beyond the range of float32 sketches "
+                         f"[{1.0 / limit:.3g}, {limit:.3g}]: pass dtype='float64' (or rescale the data by a constant)")
 
 
 def _pilot_spread(X, pilot_size, rng):
@@ -507,6 +557,29 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     mixture_ : MixtureSolution
         decoder='coreset' only: the over-complete mixture, rows (mean, variance).
     n_features_in_, n_iter_
+    data_unit_ : float
+        The power of two the decoder worked in (see "Data scale"; 1 for data of order one).
+
+    Data scale
+    ----------
+    `fit`, `fit_sketch` and `partial_fit` work at any data scale whose box (the public
+    bounds, or the data's own) has its largest |coordinate| in [2^-504, 2^504] (about
+    2e-152 to 5e151) and give s times the model of the data at scale 1 (to the decoder's
+    randomness). Nothing is copied or read again: the sketch is scale-equivariant (the
+    kernel scale follows the data, and the frequencies its inverse), and the decoder
+    works in a power-of-two unit ``data_unit_`` of the box when its magnitude is outside
+    2^+-6 (pysketch.kernel_scale.data_unit; DecodingProblem.in_units): the box, centres,
+    means and variances are divided exactly by the unit (or its square) for the decoder's
+    random starts and tolerances, and multiplied back after. The unit comes from the
+    public bounds when they are given (a private fit stays private) and is post-processing
+    otherwise. Beyond that range the fit raises ValueError naming the data's magnitude
+    (their squares would over- or underflow float64): public bounds before anything is
+    read or charged, a kernel scale (given, or estimated by the pilot) before the sketch,
+    the data's own box when it is decoded. float32 sketches (the default dtype) hold
+    records and frequencies up to about 3.4e38: a kernel scale beyond 2^+-120 is refused
+    with a ValueError asking for dtype='float64', and records beyond float32's range are
+    refused by the map. inertia_ and score are summed in the unit; a total beyond float64
+    raises ValueError. CompressiveGaussianMixture does the same (covariances_ scale by s^2).
     """
 
     _task = "kmeans"
@@ -564,13 +637,14 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
 
     def _after_fit(self, X):
         C = self.cluster_centers_
+        u2 = self.data_unit_ ** 2  # sums in the decode unit: no overflow before the total itself
         if is_dask_collection(X):  # labels_ stays lazy; the inertia is one more pass
             self.labels_ = map_blocks(X, _nearest_block, C, drop_axis=1, dtype=np.intp)
-            self.inertia_ = float(map_reduce(X, _inertia_block, _add, args=(C,)))
+            self.inertia_ = _scaled_total(map_reduce(X, _inertia_block, _add, args=(C, u2)), u2, "the inertia")
             return
         d2 = _sq_distances(X, C)
         self.labels_ = np.argmin(d2, axis=1)
-        self.inertia_ = float(d2[np.arange(X.shape[0]), self.labels_].sum())
+        self.inertia_ = _scaled_total(np.sum(d2[np.arange(X.shape[0]), self.labels_] / u2), u2, "the inertia")
 
     def predict(self, X):
         """Index of the nearest center of every record."""
@@ -585,7 +659,8 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     def score(self, X, y=None):
         """Minus the sum of squared distances to the nearest center (scikit-learn's sign)."""
         X = self._check_X(X)
-        return -float(_sq_distances(X, self.cluster_centers_).min(axis=1).sum())
+        u2 = getattr(self, "data_unit_", 1.0) ** 2
+        return -_scaled_total(np.sum(_sq_distances(X, self.cluster_centers_).min(axis=1) / u2), u2, "the score")
 
     def _check_fitted(self):
         if not hasattr(self, "cluster_centers_"):
@@ -596,8 +671,19 @@ def _nearest_block(block, C):
     return np.argmin(_sq_distances(np.asarray(block, dtype=np.float64), C), axis=1)
 
 
-def _inertia_block(block, first_row, C):
-    return float(_sq_distances(np.asarray(block, dtype=np.float64), C).min(axis=1).sum())
+def _inertia_block(block, first_row, C, u2=1.0):
+    return float(np.sum(_sq_distances(np.asarray(block, dtype=np.float64), C).min(axis=1) / u2))
+
+
+def _scaled_total(total, u2, what):
+    """A sum of squared distances computed in units (total) times the squared unit u2;
+    ValueError about the data's scale when it overflows float64."""
+    with np.errstate(over="ignore"):
+        value = float(total) * u2
+    if not math.isfinite(value):
+        raise ValueError(f"{what} (a sum of squared distances) overflows float64 at the data's scale (unit "
+                         f"{math.sqrt(u2):.3g}): rescale the data (and any bounds or kernel scale) by a constant")
+    return value
 
 
 def _add(a, b):
@@ -607,7 +693,7 @@ def _add(a, b):
 def _sq_distances(X, C):
     """Squared Euclidean distances (n, k), exact differences in chunks."""
     out = np.empty((X.shape[0], C.shape[0]))
-    step = max(1, (1 << 22) // max(1, C.shape[0] * X.shape[1]))
+    step = max(1, (1 << 20) // max(1, C.shape[0] * X.shape[1]))  # 8 MB of differences at a time
     for s in range(0, X.shape[0], step):
         diff = X[s : s + step, None, :] - C[None, :, :]
         out[s : s + step] = np.einsum("nkd,nkd->nk", diff, diff)

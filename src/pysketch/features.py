@@ -166,7 +166,9 @@ class FeatureMap(Stateful):
         a 1-D result. Complex output is complex64 for a float32 operator, complex128 for
         float64."""
         single = np.ndim(X) == 1
-        T = self.operator.apply(X)
+        with np.errstate(over="ignore", invalid="ignore"):
+            T = self.operator.apply(X)
+        _finite_phases(T)
         T = T[None, :] if single else T
         out = self.features(T)
         return out[0] if single else out
@@ -411,8 +413,8 @@ class FourierMap(_KernelMap):
     def sums(self, accumulators):
         acc0, acc1 = accumulators
         out = np.empty(self.m, np.complex128)
-        out.real = acc0
-        out.imag = acc1
+        out.real = _finite_phases(acc0)
+        out.imag = _finite_phases(acc1)
         return {"sum": out}
 
     def _sensitivity(self, norm, neighbouring, r, data_norm):
@@ -463,7 +465,7 @@ class RealFourierMap(FourierMap):
         return np.concatenate([c, s], axis=1).astype(dtype)
 
     def sums(self, accumulators):
-        return {"sum": np.concatenate(accumulators)}
+        return {"sum": _finite_phases(np.concatenate(accumulators))}
 
     def _complex_mean(self, mean):
         z = np.asarray(mean)
@@ -491,6 +493,26 @@ def _check_radius(value, name):
             math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be a positive finite number, got {value!r}")
     return float(value)
+
+
+def _finite_phases(T):
+    """T (the phases Omega^T x, or sums of their features), or ValueError about the data's
+    scale when the phases overflowed (NaN features: cos(inf))."""
+    if not np.isfinite(T).all():
+        raise ValueError("the magnitude of the data (in the frequencies' units, 1 / the kernel scale) is outside "
+                         "the supported range: the phases omega^T x overflow float64; rescale the data (or change "
+                         "the kernel scale) by a constant")
+    return T
+
+
+def _finite_squares(F):
+    """F (quadratic features or their sum), or ValueError about the data's scale when they
+    overflowed (records beyond about 1e154 in the frequencies' units)."""
+    if not np.isfinite(F).all():
+        raise ValueError("the magnitude of the data is outside the supported range: its quadratic features "
+                         "(omega^T (x - c))^2 overflow float64; rescale the data (and any centre, data_norm) by "
+                         "a constant")
+    return F
 
 
 @FEATURE_MAPS.register("quadratic")
@@ -538,7 +560,9 @@ class QuadraticMap(_KernelMap):
         self.centre = centre
 
     def features(self, T):
-        return np.square(T)
+        with np.errstate(over="ignore"):
+            F = np.square(T)
+        return _finite_squares(F)
 
     def transform(self, X):
         X = np.asarray(X)
@@ -590,7 +614,7 @@ class QuadraticMap(_KernelMap):
             warnings.warn(f"{k} record(s) had ||x - centre||_2 > data_norm = {self.data_norm:g} and were rescaled "
                           "onto that sphere (the privacy guarantee assumes the ball); pass a larger public data_norm "
                           "to keep them whole", RuntimeWarning, stacklevel=4)
-        return {"sum": accumulators[0].copy()}
+        return {"sum": _finite_squares(accumulators[0].copy())}
 
     def second_moments(self, mean):
         z = np.array(mean, dtype=np.float64).reshape(-1)
@@ -621,7 +645,12 @@ class QuadraticMap(_KernelMap):
             # "since Phi >= 0 and Phi(0) = 0", which bounds it from below only
             # (tests/test_quadratic.py shows the counterexample and audits it).
             base *= 2.0 if norm == 1 else math.sqrt(2.0)
-        return data_norm ** 2 * (self.m / r) * base
+        s = data_norm * data_norm * (self.m / r) * base  # (** raises OverflowError; * gives inf)
+        if not math.isfinite(s):
+            raise ValueError(f"the magnitude of data_norm ({data_norm:.3g}) is outside the supported range: the "
+                             "sensitivity data_norm^2 ||Omega||^2 overflows float64; rescale the data (and "
+                             "data_norm) by a constant")
+        return s
 
     def get_state(self):
         meta, arrays = super().get_state()

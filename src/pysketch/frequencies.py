@@ -128,7 +128,8 @@ def _check_sigma(sigma):
     if not (0.0 < inv_sq < math.inf):
         raise ValueError(
             f"sigma={sigma!r} is out of range: the frequency variance 1/sigma**2 must be a "
-            "finite float > 0"
+            "finite float > 0 (sigma within about [1.5e-154, 6.7e153]); the kernel scale is a length at "
+            "the data's scale: at this magnitude of the data, rescale the data (and sigma) by a constant"
         )
 
 

@@ -303,7 +303,12 @@ def empty_aligned(shape, dtype=np.float64, *, alignment=_ALIGNMENT):
             ) from None
     if any(s < 0 for s in dims):
         raise ValueError(f"shape must not have negative sizes, got {dims}")
-    dtype = np.dtype(dtype)
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be a numpy dtype, got {dtype!r}") from None
+    if math.prod(dims) * dtype.itemsize > 2**62:
+        raise ValueError(f"shape {dims} of {dtype} is larger than any array can be (more than 2**62 bytes)")
     if dtype.hasobject:
         raise TypeError(f"dtype must not hold Python objects, got {dtype}")
     if isinstance(alignment, (bool, np.bool_)):

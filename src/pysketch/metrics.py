@@ -377,10 +377,15 @@ def _component_log_probs(X, weights, means, covariances, chunk_size):
         for start in range(0, n, rows):
             stop = min(start + rows, n)
             m = stop - start
-            xs = np.subtract(chunk_rows(X, start, stop, b_read), shift, out=b_shift[:m])
-            maha = np.matmul(np.multiply(xs, xs, out=b_sq[:m]), prec_t, out=b_maha[:m])
-            maha += np.matmul(xs, mp2_t, out=b_cross[:m])
-            maha += const
+            with np.errstate(over="ignore", invalid="ignore"):
+                xs = np.subtract(chunk_rows(X, start, stop, b_read), shift, out=b_shift[:m])
+                maha = np.matmul(np.multiply(xs, xs, out=b_sq[:m]), prec_t, out=b_maha[:m])
+                maha += np.matmul(xs, mp2_t, out=b_cross[:m])
+                maha += const
+            if not np.isfinite(maha).all():
+                raise ValueError("the magnitude of X (relative to the mixture's means and covariances) is outside the "
+                                 "supported range: the squared Mahalanobis distances of its records overflow "
+                                 "float64; rescale the data (and the mixture) by a constant")
             np.maximum(maha, 0.0, out=maha)
             maha *= -0.5
             maha += log_norm

@@ -29,6 +29,7 @@ import numbers
 import numpy as np
 
 from . import _core
+from ._checks import MAX_INT, cast_real
 from ._checks import real_array as _real_array
 from ._random import as_generator
 from ._state import Registry, Stateful
@@ -73,8 +74,8 @@ def _check_dtype(dtype):
 def _check_positive_int(value, name):
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be a positive integer, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value}")
+    if value < 1 or value > MAX_INT:
+        raise ValueError(f"{name} must be a positive integer (at most 2**63 - 1), got {value}")
     return int(value)
 
 
@@ -112,7 +113,12 @@ class FrequencyOperator(Stateful):
         X2, single = self._rows(X, self.d, "X")
         res = self._output(out, (X2.shape[0], self.m), single, "out")
         if X2.shape[0]:
-            self._apply(X2, res)
+            with np.errstate(over="ignore", invalid="ignore"):
+                self._apply(X2, res)
+            if not np.isfinite(res).all():  # finite records whose products overflow (no silent inf)
+                raise ValueError(f"the magnitude of X (largest {float(np.max(np.abs(X2))):.3g}) is outside the "
+                                 f"supported range: its products with the frequencies overflow {np.dtype(self.dtype)}; "
+                                 "rescale the data by a constant")
         return res[0] if single else res
 
     def adjoint(self, V, out=None):
@@ -233,7 +239,7 @@ class FrequencyOperator(Stateful):
             raise ValueError(f"{name} must be 1-D (one record) or 2-D (rows are records), got {A.ndim} dimensions")
         if A.shape[1] != width:
             raise ValueError(f"{name} must have {width} columns, got shape {A.shape}")
-        A = np.ascontiguousarray(A, dtype=self.dtype)
+        A = cast_real(A, self.dtype, name)
         if A.size and not _core.all_finite(A):
             raise ValueError(f"{name} must not contain NaN or infinity")
         return A, single
@@ -282,7 +288,7 @@ class DenseOperator(FrequencyOperator):
         if om.dtype.kind not in "iuf":
             raise TypeError(f"omega must be real, got dtype {om.dtype}")
         dt = _check_dtype(dtype if dtype is not None else (om.dtype if om.dtype in _DTYPES else np.float64))
-        om = np.ascontiguousarray(om, dtype=dt)
+        om = cast_real(om, dt, "omega")
         if not np.isfinite(om).all():
             raise ValueError("omega must be finite")
         if law is not None and not isinstance(law, FrequencyLaw):

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from ._base import BaseEstimator, TransformerMixin, not_fitted_error
-from ._checks import check_array, check_relation
+from ._checks import check_array, check_relation, float_dtype
 from ._checks import check_int as _check_int
 from ._random import as_generator
 from .accumulate import SketchAccumulator
@@ -106,6 +106,20 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
     sequential composition the fit is (epsilon, delta)-DP; everything else (the components,
     variances, transform) is post-processing. The frequencies and starts come from
     random_state, the noise from the OS (pysketch.privacy.mechanisms).
+    Data scale
+    ----------
+    `fit` (arrays, dask collections and streams) and `fit_sketch` work at any data scale
+    s whose records' squares stay inside float64 (spread about the centre and data_norm
+    in [2^-504, 2^504], and sum of squared norms below about 1.8e308) and give the
+    components of the data at scale 1 (explained_variance_, noise_variance_ and
+    total_variance_ times s^2, mean_ times s). Nothing is copied or read again: the
+    quadratic sketch is taken as it is, and the Burer-Monteiro decoder runs in a
+    power-of-two unit near the sketch's own per-coordinate spread (post-processing; see
+    pysketch.decoders.subspace), so that its starts and tolerances mean the same at every
+    scale. Refused with a ValueError naming the data's magnitude: a data_norm or centre
+    beyond [2^-504, 2^504] (before anything is read or charged), records whose mean is
+    nonzero and below 2^-504 (their squares would vanish), squares that overflow the
+    sketch, and a sketched spread beyond the range.
     """
 
     def __init__(self, n_components=None, *, sketch_size=None, operator="auto", epsilon=None, delta=0.0,
@@ -153,7 +167,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         _check_int(self.max_iter, "max_iter")
         if self.batch_size is not None:
             _check_int(self.batch_size, "batch_size")
-        if np.dtype(self.dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
+        if float_dtype(self.dtype) is None:
             raise ValueError(f"dtype must be float32 or float64, got {self.dtype!r}")
         DECODERS.get("burer_monteiro").check(task="subspace", private=self.epsilon is not None)
 
@@ -212,6 +226,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             if X.shape[0] < 2 and self.centre is None:
                 raise ValueError(f"n_samples={X.shape[0]}: PCA about the data's mean needs at least 2 records "
                                  "(give a public centre to sketch a single record)")
+        self._check_public_scale()
         rng = as_generator(self.random_state)
         timings = {}
         if self.epsilon is not None:
@@ -220,6 +235,24 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             sketch, mean = self._sketch_clean(X, stream, rng, timings)
         self._decode(sketch, mean, rng, timings)
         return self
+
+    def _check_public_scale(self):
+        """ValueError about the data's scale (pysketch.kernel_scale.check_data_magnitude)
+        when the public data_norm, or the centre, lies beyond [2^-504, 2^504]: refused
+        before anything is read or charged."""
+        from .kernel_scale import check_data_magnitude
+
+        if self.data_norm is not None:
+            check_data_magnitude(self.data_norm, "data_norm (a bound on the records' norms)")
+            if self.epsilon is not None:
+                _check_private_norm(float(self.data_norm), "data_norm (a bound on the records' norms)")
+        if self.centre is not None:
+            try:
+                c = np.asarray(self.centre, dtype=np.float64)
+            except (TypeError, ValueError):
+                return  # not numbers: refused by _centre_array, naming centre
+            if c.size and np.isfinite(c).all():
+                check_data_magnitude(float(np.max(np.abs(c))), "the centre")
 
     def _first_batch(self, X):
         """(d, an iterable giving every batch) of a stream, reading its first batch."""
@@ -241,13 +274,18 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             d, batches = self._first_batch(X)
         else:
             d, batches = X.shape[1], X
-        mean = np.asarray(X.mean(axis=0)) if self.centre is None else self._centre_array(d)
+        with np.errstate(over="ignore", invalid="ignore"):  # a lazy X is checked for NaN by the sketch's pass
+            mean = np.asarray(X.mean(axis=0)) if self.centre is None else self._centre_array(d)
+        if self.centre is None and np.isfinite(mean).all():  # tiny data: their squares would vanish from the sketch
+            from .kernel_scale import check_data_magnitude
+
+            check_data_magnitude(float(np.max(np.abs(mean))), "X (its mean)")
         k = self._k(d, None if stream else X.shape[0])
         fm = self._make_map(d, k, mean, self.data_norm, rng)
         t = time.perf_counter()
         acc = SketchAccumulator(fm, batch_size=self.batch_size)
         acc.update(batches)
-        sketch = acc.sketch()
+        sketch = _sketch_of(acc)
         timings["sketch"] = time.perf_counter() - t
         return sketch, mean
 
@@ -275,8 +313,14 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
                           "differentially private. Pass data_norm=<public bound on ||x - centre||>.",
                           PrivacyLeakWarning, stacklevel=3)
             c = np.zeros(d) if private_mean else self._centre_array(d)
-            R = float(np.sqrt(np.max(np.einsum("ij,ij->i", X - c, X - c))))
+            with np.errstate(over="ignore"):
+                R = float(np.sqrt(np.max(np.einsum("ij,ij->i", X - c, X - c))))
+            if not math.isfinite(R):
+                raise ValueError("the magnitude of X is outside the supported range: the squared norms of its "
+                                 "records overflow float64; rescale the data (and any data_norm or centre) by a "
+                                 "constant")
             R = R if R > 0 else 1.0
+            _check_private_norm(R, "X (the largest norm of its records)")
         charge(self.accountant, eps, plan.delta + (delta * share if plan.mechanism == "gaussian" else 0.0),
                type(self).__name__ + ".fit")
         source = noise_source()
@@ -286,7 +330,9 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             n = X.shape[0]
             count = plan.release_count(n, source)
             Xb = _into_ball(X, R, "||x||_2", "the private mean")
-            mean, _ = private_ball_mean(Xb, R, count, share * eps, share * delta if delta > 0 else 0.0,
+            # post-processing of the released count: a noisy count below 0 (a few records, a small
+            # epsilon) is clamped to 0, so that the mean divides by max(count, 1)
+            mean, _ = private_ball_mean(Xb, R, max(count, 0), share * eps, share * delta if delta > 0 else 0.0,
                                         neighbouring=self.neighbouring, insecure_seed=source)
             extra["epsilon_pilot"] = share * eps
             # ||x - mean|| <= R + ||mean|| for every record of the ball: none is rescaled again
@@ -298,7 +344,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         fm = self._make_map(d, k, mean, R_sketch, rng)
         acc = SketchAccumulator(fm, batch_size=self.batch_size)
         acc.update(batches)
-        sketch = acc.sketch()
+        sketch = _sketch_of(acc)
         if count is None:
             count = plan.release_count(sketch.count, source)
         private = release(sketch, plan, source, count=count, epsilon=eps, delta=delta, **extra)
@@ -321,6 +367,10 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
 
     def _decode(self, sketch, mean, rng, timings):
         t = time.perf_counter()
+        if not np.isfinite(sketch.sum).all():  # squared records beyond float64 (the map's sums are float64)
+            raise ValueError("the magnitude of the data is outside the supported range: the squares of the records "
+                             "(about the centre) overflow float64 in the sketch; rescale the data (and any "
+                             "data_norm or centre) by a constant")
         problem = SubspaceProblem.from_sketch(sketch)  # ValueError for a non-quadratic sketch
         k = self._k(problem.d)
         decoder = DECODERS.get("burer_monteiro")(max_iter=self.max_iter)
@@ -371,12 +421,41 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         return Z @ self.components_ + self.mean_
 
 
+def _sketch_of(acc):
+    """The accumulator's sketch; ValueError about the data's magnitude when the sums of
+    the squared records overflowed float64."""
+    try:
+        return acc.sketch()
+    except ValueError as err:
+        if "finite" not in str(err):
+            raise
+        raise ValueError("the magnitude of the data is outside the supported range: the squares of the records "
+                         "(about the centre) overflow float64 in the sketch's sums; rescale the data (and any "
+                         "data_norm or centre) by a constant") from err
+
+
+#: A private fit needs data_norm within 2^+-PRIVATE_NORM_EXPONENT: its noise variance grows
+#: like data_norm^4 (quadratic features) and is recorded in float64.
+PRIVATE_NORM_EXPONENT = 240
+
+
+def _check_private_norm(R, what):
+    limit = math.ldexp(1.0, PRIVATE_NORM_EXPONENT)
+    if not 1.0 / limit <= R <= limit:
+        raise ValueError(f"the magnitude of {what} ({R:.3g}) is outside the supported range [{1.0 / limit:.3g}, "
+                         f"{limit:.3g}] of a private fit: the noise variance of quadratic features grows like its "
+                         "fourth power and over- or underflows float64; rescale the data (and data_norm, centre) "
+                         "by a constant")
+
+
 def _count_over_block(block, first_row, radius):
     return int(np.count_nonzero(np.einsum("ij,ij->i", block, block) > radius * radius))
 
 
 def _ball_block(block, radius):
     block = np.array(block, dtype=np.float64)
+    if not np.isfinite(block).all():  # a lazy X is checked here, by the pass that reads it
+        raise ValueError("X contains NaN or infinity")
     norms = np.sqrt(np.einsum("ij,ij->i", block, block))
     over = norms > radius
     block[over] *= (radius / norms[over] * (1 - 1e-12))[:, None]

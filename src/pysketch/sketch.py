@@ -4,19 +4,21 @@ A sketch is mergeable: the sketch of the union of two datasets is the sum of the
 sketches (``a + b``), which is how streams, chunks, workers and machines combine. The
 average ``mean()`` is what learning algorithms match.
 
-File format (``Sketch.save`` / ``Sketch.load``): one NumPy ``.npz`` archive, written and
-read without pickle, holding
+File format (``Sketch.save`` / ``Sketch.load``): the pysketch container (pysketch._archive:
+an uncompressed .npz, read without pickle, every byte, header and size checked before
+anything is allocated), holding
 
-- ``meta``: a 0-d unicode array, the JSON metadata: ``{"format": "pysketch.sketch",
-  "version": 1, "count": n, "feature_map": {...}, "checksum": "<sha256 hex>", ...}``;
+- ``meta``: the JSON metadata: ``{"format": "pysketch.sketch", "version": 1, "count": n,
+  "feature_map": {...}, "checksum": "<sha256 hex>", ...}``;
 - ``sum``: the sum of the features (complex128 (m,) or float64 (m,) / (2m,));
 - ``map_*``: every random array of the feature map (the operator's diagonals, radii,
   permutations or dense matrix, and the dither), so that the map is rebuilt exactly,
   independently of any random number generator or library version.
 
 The checksum is the SHA-256 of the metadata without its checksum field and of every
-array (name, dtype, shape, bytes); loading recomputes it, so a truncated or edited file
-gives a clear error instead of a wrong sketch.
+array (name, dtype, shape, bytes). A missing file raises FileNotFoundError; a truncated,
+edited, oversize, foreign or newer-version file raises `SketchFileError` (a ValueError)
+naming the path and the cause.
 
 The named sums of a sketch are those of its map (``FeatureMap.sum_layout``): one, ``sum``,
 for the maps here; maps with several sums (matrix-valued sketches) store the others as
@@ -29,14 +31,14 @@ with ``"version": 2``, so that a reader that does not know subsampling refuses i
 taking it for a full sketch (its sensitivities differ); full sketches are still version 1.
 """
 
-import json
+import importlib
 import numbers
-import os
 
 import numpy as np
 
 from . import _core
-from ._state import FEATURE_MAPS, SKETCH_FORMATS, Stateful, digest
+from ._archive import SketchFileError, read, write
+from ._state import FEATURE_MAPS, SKETCH_FORMATS, Stateful
 
 __all__ = ["Sketch", "SketchFileError", "FORMAT_NAME", "FORMAT_VERSION", "SUBSAMPLED_FORMAT_VERSION"]
 
@@ -46,8 +48,8 @@ FORMAT_VERSION = 1
 SUBSAMPLED_FORMAT_VERSION = 2
 
 
-class SketchFileError(ValueError):
-    """A sketch file is not a valid pysketch sketch (truncated, edited or not one)."""
+#: The names of a sketch file's arrays: the sums and the map's arrays.
+_MEMBER_NAMES = r"sum|sum_\w+|map_\w+"
 
 
 def _array_key(name):
@@ -169,50 +171,31 @@ class Sketch(Stateful):
     def save(self, path):
         """Write the sketch to `path` (a .npz file; see the module docstring)."""
         meta, arrays = self.get_state()
-        meta["checksum"] = digest(meta, arrays)
-        with open(os.fspath(path), "wb") as f:
-            np.savez(f, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+        write(path, meta.pop("format"), meta.pop("version"), meta, arrays)
 
     @classmethod
     def load(cls, path):
         """Read a sketch written by `save` (of this class or a subclass: Sketch.load reads
-        private sketch files too); raises SketchFileError if the file is damaged."""
-        path = os.fspath(path)
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                contents = {name: z[name] for name in z.files}
-        except (OSError, ValueError, EOFError) as exc:
-            raise SketchFileError(f"{path}: not a readable pysketch sketch file ({exc})") from exc
-        except Exception as exc:  # zipfile.BadZipFile and friends: truncated or not a zip
-            raise SketchFileError(f"{path}: not a readable pysketch sketch file ({type(exc).__name__}: {exc})") from exc
-        if "meta" not in contents or "sum" not in contents:
-            raise SketchFileError(f"{path}: not a pysketch sketch file (missing 'meta' or 'sum')")
-        try:
-            meta = json.loads(str(contents.pop("meta")))
-        except (TypeError, ValueError) as exc:
-            raise SketchFileError(f"{path}: damaged metadata ({exc})") from exc
-        if not isinstance(meta, dict) or meta.get("format") not in SKETCH_FORMATS:
-            fmt = meta.get("format") if isinstance(meta, dict) else None
-            raise SketchFileError(f"{path}: not a pysketch sketch file (format {fmt!r})")
-        version = meta.get("version")
-        if version not in (FORMAT_VERSION, SUBSAMPLED_FORMAT_VERSION) or isinstance(version, bool):
-            raise SketchFileError(
-                f"{path}: sketch file format version {version!r}; this pysketch reads versions "
-                f"{FORMAT_VERSION} and {SUBSAMPLED_FORMAT_VERSION} (subsampled sketches)"
-            )
+        private sketch files too). FileNotFoundError if there is no such file,
+        SketchFileError if it is damaged, edited, of another kind or of a newer version."""
+        # the private sketch's format registers itself with pysketch.privacy, which imports
+        # this module: imported here, so that Sketch.load reads private files in any program
+        importlib.import_module("pysketch.privacy")
+        versions = (FORMAT_VERSION, SUBSAMPLED_FORMAT_VERSION)
+        meta, arrays = read(path, {name: versions for name in SKETCH_FORMATS.names()},
+                            what="pysketch sketch file", names=_MEMBER_NAMES)
+        path = str(path)
+        version = meta["version"]
         if (version == SUBSAMPLED_FORMAT_VERSION) != ("subsampling" in meta):
             raise SketchFileError(
                 f"{path}: sketch file format version {version!r} "
                 + ("must record its subsampling" if version == SUBSAMPLED_FORMAT_VERSION else "has a subsampling entry")
             )
-        stored = meta.pop("checksum", None)
-        if stored != digest(meta, contents):
-            raise SketchFileError(f"{path}: checksum mismatch: the file was modified or damaged")
         found = SKETCH_FORMATS.get(meta["format"])
         if not issubclass(found, cls):
             raise SketchFileError(f"{path}: a {found._DESCRIPTION} file, not a {cls.__name__}")
         try:
-            return found._from_state(meta, contents)
+            return found._from_state(meta, arrays)
         except (KeyError, TypeError, ValueError) as exc:
             raise SketchFileError(f"{path}: inconsistent {found._DESCRIPTION} file ({exc})") from exc
 
@@ -232,7 +215,10 @@ def _check_sums(feature_map, sums):
         raise ValueError(f"sum must hold the sums {tuple(layout)}, got {tuple(sums)}")
     out = {}
     for name, (shape, dtype) in layout.items():
-        a = np.array(sums[name], dtype=dtype)  # a copy: the sketch owns its sums
+        try:
+            a = np.array(sums[name], dtype=dtype)  # a copy: the sketch owns its sums
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{_array_key(name)} must be an array of {dtype} numbers: {exc}") from None
         if a.shape != tuple(shape):
             raise ValueError(f"{_array_key(name)} must have shape {tuple(shape)}, got {a.shape}")
         # (the C++ check over the float64 parts: 2 us at m = 10240 where np.isfinite took 9)

@@ -398,7 +398,7 @@ class _Context:
     def __init__(self, problem, noise_var, method, backend, damping):
         self.problem = problem
         self.d, self.m = problem.d, problem.m
-        self.g = np.ascontiguousarray(problem.operator.radii, dtype=np.float64)
+        self.g = np.ascontiguousarray(problem.radii, dtype=np.float64)  # in the problem's unit
         if not (np.all(np.isfinite(self.g)) and np.all(self.g > 0)):
             raise ValueError("every frequency must have a finite, nonzero norm for CL-AMP")
         self.zr, self.zi = problem.zr, problem.zi

@@ -33,6 +33,7 @@ import scipy.optimize
 from .._random import as_generator
 from .._threads import blas_single_thread
 from .base import DECODERS, Decoder
+from .problem import check_n_atoms
 from .problem import (ALPHA_BOUNDS, DiracAtoms, IsotropicGaussianAtoms, MixtureSolution, atom_correlation,
                       atom_matrix, bulk_proposal, mixture_objective, nnls, refine_mixture, screen)
 
@@ -68,8 +69,7 @@ def coreset(problem, n_atoms, lower, upper, *, random_state=None, n_candidates=N
     """A mixture of up to `n_atoms` isotropic Gaussians fitted to the sketch greedily
     (see the module docstring). Returns a MixtureSolution whose theta rows are (mu, s2);
     atoms whose weight falls to 0 are dropped, so there can be fewer rows."""
-    if not isinstance(n_atoms, (int, np.integer)) or isinstance(n_atoms, bool) or n_atoms < 1:
-        raise ValueError(f"n_atoms must be a positive integer, got {n_atoms!r}")
+    n_atoms = check_n_atoms(n_atoms)
     lower, upper = _check_box(lower, upper, problem.d)
     rng = as_generator(random_state)
     family = IsotropicGaussianAtoms(problem, lower, upper)
@@ -99,11 +99,9 @@ def coreset(problem, n_atoms, lower, upper, *, random_state=None, n_candidates=N
 
 def _check_box(lower, upper, d):
     """(lower, upper) as finite float arrays of shape (d,) with upper > lower."""
-    lo = np.broadcast_to(np.asarray(lower, dtype=np.float64), (d,)).copy()
-    hi = np.broadcast_to(np.asarray(upper, dtype=np.float64), (d,)).copy()
-    if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (hi > lo).all()):
-        raise ValueError("lower and upper must be finite, of length d, with upper > lower in every coordinate")
-    return lo, hi
+    from .problem import check_box
+
+    return check_box(lower, upper, d)
 
 
 def _polish(family, x0, rr, ri):

@@ -11,6 +11,7 @@ CL-OMPR (pysketch.decoders.clompr) and the coreset decoder (pysketch.decoders.co
 A decoder (pysketch.decoders.base.Decoder) turns a problem into a MixtureSolution.
 """
 
+import copy
 import dataclasses
 import math
 
@@ -47,7 +48,18 @@ class DecodingProblem:
 
     `count` (the sketch's number of records, or None) and `noise_variance` (the variance
     of the release noise on each real coordinate of the mean, 0 for a clean sketch) are
-    set by `from_sketch`; decoders that model the noise read them."""
+    set by `from_sketch`; decoders that model the noise read them.
+
+    Units (`in_units`): a problem can be expressed in a unit u (a power of two) of the
+    data: its parameters are theta / u and its frequencies u Omega, so that the sketch of a
+    Dirac at c / u is the same exp(i Omega^T c). Decoders read the frequencies only through
+    `apply`, `adjoint`, `omega_sq` and `radii`, which all include the unit; `operator` stays
+    the map's Omega in the data's units. The estimators decode in the unit of their box
+    (pysketch.kernel_scale.data_unit), so that the decoders' random starts, variance
+    bounds and tolerances see numbers of order one at any data scale."""
+
+    #: The data's unit of the parameters (1: the data's own units; see `in_units`).
+    unit = 1.0
 
     def __init__(self, feature_map, mean, *, count=None, noise_variance=0.0):
         FEATURE_MAPS.check(feature_map, "feature_map")
@@ -77,30 +89,117 @@ class DecodingProblem:
         noise = 0.0 if record is None else record.sum_noise_variance / (n * n)
         return cls(sketch.feature_map, sketch.mean(), count=n, noise_variance=noise)
 
+    def in_units(self, unit):
+        """The same problem with parameters in units of `unit` (a positive power of two,
+        so that the conversions are exact): frequencies u Omega, so that `apply`,
+        `adjoint`, `omega_sq` and `radii` act on theta / u; the target, count and noise
+        are unchanged (the sketch has no unit). Convert a solution back with
+        `to_data_units`. `unit` 1 returns the problem itself."""
+        u = float(unit)
+        m_, e = math.frexp(u) if math.isfinite(u) and u > 0 else (0.0, 0)
+        if m_ != 0.5:
+            raise ValueError(f"unit must be a positive finite power of two, got {unit!r}")
+        if u == self.unit:
+            return self
+        out = copy.copy(self)
+        out.unit = u
+        out._omega_sq = None
+        return out
+
     def apply(self, theta):
-        """Omega^T theta for the rows of theta (k x d, float64): the operator's product
-        without the public entry's checks (the optimizer's iterates are finite)."""
+        """Omega^T theta for the rows of theta (k x d, float64) (u Omega^T theta in a unit
+        u): the operator's product without the public entry's checks (the optimizer's
+        iterates are finite)."""
         out = np.empty((theta.shape[0], self.m))
-        self.operator._apply(np.ascontiguousarray(theta, dtype=np.float64), out)
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        self.operator._apply(theta if self.unit == 1.0 else theta * self.unit, out)
         return out
 
     def adjoint(self, v):
-        """Omega v for the rows of v (k x m, float64), unchecked like `apply`."""
+        """Omega v for the rows of v (k x m, float64) (u Omega v in a unit u), unchecked
+        like `apply`."""
         out = np.empty((v.shape[0], self.d))
         self.operator._adjoint(np.ascontiguousarray(v, dtype=np.float64), out)
+        if self.unit != 1.0:
+            out *= self.unit
         return out
 
     @property
     def omega_sq(self):
         """Omega o Omega (d x m), the elementwise square, for Gaussian atoms (computed once;
-        no fast form exists for structured operators, thesis sec. 5.2.4)."""
+        no fast form exists for structured operators, thesis sec. 5.2.4); u^2 times it in a
+        unit u."""
         if self._omega_sq is None:
             om = self.operator.to_dense()
+            if self.unit != 1.0:
+                om = om * self.unit
             self._omega_sq = np.ascontiguousarray(om * om)
         return self._omega_sq
 
+    @property
+    def radii(self):
+        """The norms ||omega_j|| of the frequencies (m,) (u times them in a unit u)."""
+        r = np.asarray(self.operator.radii, dtype=np.float64)
+        return r * self.unit if self.unit != 1.0 else r
+
+    def to_data_units(self, solution):
+        """A decoder's solution of this problem with its parameters back in the data's
+        units: positions (the first d columns of theta) times the unit, variances (the
+        other columns: diagonal or isotropic Gaussians) times its square; likewise a
+        coreset solution's `mixture` and CL-AMP's `spreads`, `kernel_var` and `init_var`.
+        Weights and residuals have no unit. The solution itself when the unit is 1."""
+        u = self.unit
+        if u == 1.0:
+            return solution
+
+        def theta_back(theta):
+            theta = np.array(theta, dtype=np.float64)
+            theta[:, : self.d] *= u
+            theta[:, self.d :] *= u * u
+            return theta
+
+        if not dataclasses.is_dataclass(solution):  # a decoder's own result type: theta only
+            out = copy.copy(solution)
+            out.theta = theta_back(solution.theta)
+            return out
+        changes = {"theta": theta_back(solution.theta)}
+        fields = {f.name for f in dataclasses.fields(solution)}
+        if getattr(solution, "mixture", None) is not None:
+            changes["mixture"] = dataclasses.replace(solution.mixture, theta=theta_back(solution.mixture.theta))
+        for name in ("spreads", "kernel_var", "init_var"):
+            if name in fields and getattr(solution, name) is not None:
+                changes[name] = getattr(solution, name) * (u * u)
+        return dataclasses.replace(solution, **changes)
+
 
 # ---------------------------------------------------------------------------------- atoms
+
+
+#: The most atoms a decoder fits: each atom costs at least one search over the sketch (and
+#: a mixture of more atoms than the sketch has numbers is not identifiable anyway), so more
+#: would run for days; a size beyond it (up to 10^30 was fuzzed) is refused, naming n_atoms.
+MAX_ATOMS = 1 << 16
+
+
+def check_n_atoms(n_atoms):
+    """n_atoms as an int in [1, MAX_ATOMS]; ValueError naming it otherwise."""
+    if not isinstance(n_atoms, (int, np.integer)) or isinstance(n_atoms, bool) or not 1 <= n_atoms <= MAX_ATOMS:
+        raise ValueError(f"n_atoms must be a positive integer <= {MAX_ATOMS}, got {n_atoms!r}")
+    return int(n_atoms)
+
+
+def check_box(lower, upper, d):
+    """(lower, upper) as finite float64 arrays of shape (d,) (numbers broadcast) with upper >
+    lower in every coordinate; ValueError naming them otherwise."""
+    try:
+        lo = np.broadcast_to(np.asarray(lower, dtype=np.float64), (d,)).copy()
+        hi = np.broadcast_to(np.asarray(upper, dtype=np.float64), (d,)).copy()
+    except (TypeError, ValueError):
+        raise ValueError(f"lower and upper must be numbers or arrays of length {d} (the problem's d), got shapes "
+                         f"{np.shape(lower)} and {np.shape(upper)}") from None
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (hi > lo).all()):
+        raise ValueError("lower and upper must be finite, with upper > lower in every coordinate")
+    return lo, hi
 
 
 class DiracAtoms:
@@ -108,8 +207,7 @@ class DiracAtoms:
 
     def __init__(self, problem, lower, upper):
         self.problem = problem
-        self.lower = np.asarray(lower, dtype=np.float64)
-        self.upper = np.asarray(upper, dtype=np.float64)
+        self.lower, self.upper = check_box(lower, upper, problem.d)
         self.n_params = problem.d
 
     def bounds(self):
@@ -138,8 +236,7 @@ class DiagonalGaussianAtoms:
 
     def __init__(self, problem, lower, upper, sigma2_init=None):
         self.problem = problem
-        self.lower = np.asarray(lower, dtype=np.float64)
-        self.upper = np.asarray(upper, dtype=np.float64)
+        self.lower, self.upper = check_box(lower, upper, problem.d)
         width2 = (self.upper - self.lower) ** 2
         self.s2_lower = 1e-8 * width2
         self.s2_upper = 0.25 * width2
@@ -297,8 +394,7 @@ class IsotropicGaussianAtoms:
 
     def __init__(self, problem, lower, upper):
         self.problem = problem
-        self.lower = np.asarray(lower, dtype=np.float64)
-        self.upper = np.asarray(upper, dtype=np.float64)
+        self.lower, self.upper = check_box(lower, upper, problem.d)
         width2 = float(np.mean((self.upper - self.lower) ** 2))
         self.s2_lower, self.s2_upper = 1e-8 * width2, 0.25 * width2
         self.n_params = problem.d + 1

@@ -62,6 +62,11 @@ class SubspaceProblem:
         self.centre = np.zeros(self.d) if centre is None else np.array(centre, dtype=np.float64)
         self.w = self.operator.column_sq_norms()
         self._ranges = None
+        # the residuals in a power-of-two unit of z (exact): the objective and its gradients
+        # neither underflow (records ~1e-150: z ~ 1e-300, ||e||^2 ~ 1e-600) nor overflow
+        top = float(np.max(np.abs(z))) if z.size else 0.0
+        self._zu = math.ldexp(1.0, math.frexp(top)[1]) if top > 0 and math.isfinite(top) else 1.0
+        self._zs = max(float(np.sum(np.square(z / self._zu))), 1e-300)  # ||z / zu||^2
 
     @classmethod
     def from_sketch(cls, sketch):
@@ -103,19 +108,27 @@ class SubspaceProblem:
             w = self.w[start : start + mc]
             e += s * w
             e -= self.z[start : start + mc]
+            if self._zu != 1.0:
+                e /= self._zu
             F += float(e @ e)
             gs += float(e @ w)
             P *= e.astype(dt, copy=False)
             op._adjoint(P, g)
             G += g
-        scale = self.scale()
+        scale, zu = self._zs, self._zu
         if out is None:
             out = np.empty((d, k))
-        np.multiply(G.T, 4.0 / scale, out=out)
-        return F / scale, out, 2.0 * gs / scale
+        np.multiply(G.T, 4.0 / scale / zu, out=out)
+        return F / scale, out, 2.0 * gs / scale / zu
 
     def scale(self):
+        """||z||^2 (the objective's denominator; it may under- or overflow at extreme data
+        scales: `noise_level` is the robust ratio)."""
         return max(float(self.z @ self.z), 1e-300)
+
+    def noise_level(self):
+        """noise_variance / ||z||^2, computed in the unit of z."""
+        return self.noise_variance / self._zu / self._zu / self._zs
 
 
 @dataclasses.dataclass
@@ -178,25 +191,40 @@ class BurerMonteiro(Decoder):
             raise ValueError(f"n_components must be in [1, d={d}], got {n_components!r}")
         n_init = check_int(n_init, "n_init")
         rng = as_generator(random_state)
+        if not np.any(problem.z):
+            # an all-zero sketch (constant records about the centre): every direction has
+            # variance 0, so any orthonormal components fit exactly (the objective, relative
+            # to ||z|| = 0, would divide by zero)
+            return SubspaceSolution(components=np.eye(d)[:k].copy(), variances=np.zeros(k), floor=0.0,
+                                    total_variance=0.0, residual=0.0, restart=0, n_iter=0)
         trace = problem.total_variance()
         if trace <= 0:
             trace = 1.0  # an all-zero sketch: any start; the fit returns U ~ 0
+        # the fit runs in a power-of-two unit near the sketch's own per-coordinate spread
+        # (post-processing of the sketch): U / unit and sqrt(s) / unit are of order one at
+        # any data scale, so the starts, the first step and the absolute gradient
+        # tolerance of `lbfgs` mean the same thing at every scale (ValueError about the
+        # data's scale beyond [2^-504, 2^504], pysketch.kernel_scale.data_unit)
+        from ..kernel_scale import data_unit
+
+        unit = data_unit(math.sqrt(trace / d), "the records' spread about the centre (from the sketch)")
+        trace_u = trace / unit / unit
         # L-BFGS keeps 2 maxcor vectors of kd floats: fewer corrections for large problems
         # (d = 2^15, k = 20: 3 corrections are 31 MB)
         maxcor = 10 if k * d <= 1 << 18 else 3
         best = None
         for restart in range(n_init):
             U0 = rng.standard_normal((d, k))
-            U0 *= math.sqrt(0.5 * trace / float(np.einsum("ij,ij->", U0, U0)))
-            t0 = math.sqrt(0.5 * trace / d) if self.floor else 0.0
+            U0 *= math.sqrt(0.5 * trace_u / float(np.einsum("ij,ij->", U0, U0)))
+            t0 = math.sqrt(0.5 * trace_u / d) if self.floor else 0.0
             with blas_single_thread():  # level-1 BLAS on long vectors: threads only spin (_threads.py)
-                x, F, nit = self._run(problem, U0, t0, maxcor)
+                x, F, nit = self._run(problem, U0, t0, maxcor, unit)
             del U0
             if best is None or F < best[1]:
                 best = (x, F, nit, restart)
         x, F, nit, restart = best
-        U = x[: d * k].reshape(d, k)
-        s = x[-1] ** 2 if self.floor else 0.0
+        U = x[: d * k].reshape(d, k) * unit
+        s = (x[-1] * unit) ** 2 if self.floor else 0.0
         Q, R = np.linalg.qr(U)
         lam, V = np.linalg.eigh(R @ R.T)
         order = np.argsort(lam)[::-1]
@@ -208,7 +236,8 @@ class BurerMonteiro(Decoder):
                                 floor=float(s), total_variance=float(problem.total_variance()),
                                 residual=math.sqrt(max(F, 0.0)), restart=restart, n_iter=nit)
 
-    def _run(self, problem, U0, t0, maxcor):
+    def _run(self, problem, U0, t0, maxcor, unit=1.0):
+        """L-BFGS on x = (U / unit, sqrt(s) / unit) from (U0, t0) (in the unit)."""
         d, k = U0.shape
         n = d * k
         floor = self.floor
@@ -216,9 +245,14 @@ class BurerMonteiro(Decoder):
         def fun(x):
             U = x[:n].reshape(d, k)
             t = x[n] if floor else 0.0
+            if unit != 1.0:
+                U = U * unit
+                t = t * unit
             g = np.empty_like(x)
             F, _, gs = problem.objective(U, t * t, out=g[:n].reshape(d, k))
             g[n] = 2.0 * t * gs if floor else 0.0
+            if unit != 1.0:  # the chain rule back to the unit's variables
+                g *= unit
             return F, g
 
         x0 = np.empty(n + 1)
@@ -233,7 +267,7 @@ class BurerMonteiro(Decoder):
         fstop = 0.0
         if self.discrepancy and problem.noise_variance > 0:
             dof = d * k - k * (k - 1) // 2 + (1 if floor else 0)
-            fstop = max(problem.m - dof, 0) * problem.noise_variance / problem.scale()
+            fstop = max(problem.m - dof, 0) * problem.noise_level()
         return lbfgs(fun, x0, max_iter=self.max_iter, memory=maxcor, ftol=self.tol, rtol=rtol, fstop=fstop)
 
 

@@ -16,20 +16,23 @@ vector); releasing the same vector twice costs twice.
 `sq_distance(a, b)` and `pairwise_sq_distances(A, B)` are the unbiased estimators
 ||a - b||^2 - k (m2_a + m2_b) (the corrected Theorem 3 / Corollary 2), refusing releases of
 different operators; `variance` gives their exact variance (`pysketch.distances.formulas`).
+
+`DistanceRelease.save` / `load` use the pysketch file container (pysketch._archive): the
+metadata (the record: every field but the values, never the noise) as JSON, with
+``"format": "pysketch.distance_release"``, ``"version": 1`` and a checksum, and one
+float64 array ``values``. A missing file raises FileNotFoundError, any other bad file
+`SketchFileError` (a ValueError) naming the path and the cause.
 """
 
 import dataclasses
-import json
 import math
 import numbers
-import os
 import warnings
-import zipfile
 
 import numpy as np
 
-from .._checks import check_positive
-from .._state import digest
+from .._archive import SketchFileError, read, write
+from .._checks import check_int, check_positive
 from ..operators import FastJLOperator, FrequencyOperator
 from ..privacy.mechanisms import Gaussian, Laplace, check_delta, check_epsilon
 from . import formulas
@@ -51,8 +54,21 @@ def max_column_norm(S, p):
         A = abs(S.tocsc())
         col = np.asarray(A.sum(axis=0)).ravel() if p == 1 else np.sqrt(np.asarray(A.multiply(A).sum(axis=0)).ravel())
     else:
-        A = np.abs(np.asarray(S, dtype=np.float64))
-        col = A.sum(axis=0) if p == 1 else np.sqrt((A * A).sum(axis=0))
+        A = np.asarray(S)
+        if A.dtype.kind not in "biuf":
+            raise TypeError(f"S must be a matrix of real numbers, got dtype {A.dtype}")
+        if A.ndim not in (1, 2) or A.size == 0:
+            raise ValueError(f"S must be a non-empty k x d matrix, got shape {A.shape}")
+        A = np.abs(A.astype(np.float64))
+        if not np.isfinite(A).all():
+            raise ValueError("S must be finite (it has a NaN or an infinity)")
+        top = float(A.max())
+        if top == 0.0:
+            return 0.0
+        with np.errstate(over="ignore"):  # the norms of S / top, times top: no overflow in the squares
+            col = top * (A / top).sum(axis=0) if p == 1 else top * np.sqrt(((A / top) ** 2).sum(axis=0))
+        if not np.isfinite(col).all():
+            raise ValueError("the magnitude of S is outside the supported range: its column norms overflow float64")
     return float(col.max())
 
 
@@ -108,38 +124,29 @@ class DistanceRelease:
     def n(self):
         return self.values.shape[0]
 
-    def _meta(self):
-        meta = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "values"}
-        meta.update(format=RELEASE_FORMAT, version=RELEASE_VERSION)
-        return meta
-
     def save(self, path):
-        """Write the release (values and record; never the noise) to a .npz file."""
-        meta = self._meta()
-        meta["checksum"] = digest(meta, {"values": self.values})
-        with open(path, "wb") as f:
-            np.savez(f, meta=np.array(json.dumps(meta)), values=self.values)
+        """Write the release (values and record; never the noise) to a .npz file (module
+        docstring)."""
+        meta = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "values"}
+        write(path, RELEASE_FORMAT, RELEASE_VERSION, meta, {"values": np.asarray(self.values, dtype=np.float64)})
 
     @classmethod
     def load(cls, path):
-        """Read a release written by `save` (no pickle); ValueError if it is not one or
-        its checksum does not match."""
-        if not os.path.exists(path):
-            raise FileNotFoundError(path)
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                meta = json.loads(str(z["meta"]))
-                values = np.array(z["values"], dtype=np.float64)
-        except (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile) as exc:
-            raise ValueError(f"{path}: not a pysketch distance release ({exc})") from exc
-        if meta.get("format") != RELEASE_FORMAT or meta.get("version") != RELEASE_VERSION:
-            raise ValueError(f"{path}: not a version {RELEASE_VERSION} {RELEASE_FORMAT} file")
-        check = meta.pop("checksum", None)
-        if check != digest(meta, {"values": values}):
-            raise ValueError(f"{path}: checksum mismatch (the file was truncated or edited)")
+        """Read a release written by `save` (no pickle). FileNotFoundError if there is no
+        such file, SketchFileError if it is not a release, damaged or of a newer version."""
+        meta, arrays = read(path, {RELEASE_FORMAT: (RELEASE_VERSION,)}, what="pysketch distance release",
+                            names="values")
+        fields = {f.name for f in dataclasses.fields(cls)} - {"values"}
         meta.pop("format")
         meta.pop("version")
-        return cls(values=values, **meta)
+        values = arrays.get("values")
+        if set(meta) - fields or values is None or values.dtype != np.float64 or values.ndim != 2:
+            raise SketchFileError(f"{path}: inconsistent distance release (fields {sorted(meta)}, values "
+                                  f"{None if values is None else (values.dtype, values.shape)})")
+        try:
+            return cls(values=values, **meta)
+        except TypeError as exc:
+            raise SketchFileError(f"{path}: inconsistent distance release ({exc})") from exc
 
     def variance(self, Z2, Z4=0.0, *, other=None, conditional_on=None):
         """Exact variance of the estimate of ||x - y||^2 = Z2 (Z4 = ||x - y||_4^4) between
@@ -172,10 +179,18 @@ def choose_mechanism(l1_sensitivity, l2_sensitivity, epsilon, delta, k, Z2_guess
     """'laplace' or 'gaussian': the smaller exact estimator variance (noise terms
     8 m2 Z2 + 2 k (m4 + m2^2)) for the guess Z2 of a typical squared distance (0 compares
     the k-terms only; notes seed002 sec. 4.3). delta = 0 gives 'laplace'."""
+    l1_sensitivity = check_positive(l1_sensitivity, "l1_sensitivity")
+    l2_sensitivity = check_positive(l2_sensitivity, "l2_sensitivity")
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, positive=False)
+    k = check_int(k, "k")
+    if isinstance(Z2_guess, (bool, np.bool_)) or not isinstance(Z2_guess, numbers.Real) or not (
+            math.isfinite(Z2_guess) and Z2_guess >= 0):
+        raise ValueError(f"Z2_guess must be a finite number >= 0, got {Z2_guess!r}")
     if delta == 0:
         return "laplace"
-    lap = formulas.laplace_moments(l1_sensitivity / epsilon)
-    gau = formulas.gaussian_moments(Gaussian(epsilon, delta, l2_sensitivity).scale)
+    lap = formulas.laplace_moments(_check_noise_scale(l1_sensitivity / epsilon))
+    gau = formulas.gaussian_moments(_check_noise_scale(Gaussian(epsilon, delta, l2_sensitivity).scale))
     v = [formulas.estimator_variance(k, Z2_guess, m2, m4, 0.0) for m2, m4 in (lap, gau)]
     return "laplace" if v[0] <= v[1] else "gaussian"
 
@@ -199,13 +214,15 @@ def release(operator, X, epsilon, delta=0.0, *, mechanism="auto", contribution=1
     if mechanism not in MECHANISMS:
         raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
     d1, d2 = C * _operator_sensitivity(operator, 1), C * _operator_sensitivity(operator, 2)
+    _check_noise_scale(d1 / epsilon, margin=16)  # the data's scale refused before the mechanisms divide by it
+    _check_noise_scale(d2 / epsilon, margin=16)
     if mechanism == "auto":
         mechanism = choose_mechanism(d1, d2, epsilon, delta, operator.m, Z2_guess)
     if mechanism == "gaussian" and delta == 0:
         raise ValueError("mechanism='gaussian' needs delta > 0")
     single = not hasattr(X, "tocsr") and np.ndim(X) == 1
     Y = operator.apply(X)
-    Y = np.atleast_2d(np.asarray(Y, dtype=np.float64))
+    Y = _nonempty(np.atleast_2d(np.asarray(Y, dtype=np.float64)))
     if mechanism == "laplace":
         delta = 0.0
         mech = Laplace(epsilon, d1, insecure_seed=insecure_seed)
@@ -214,13 +231,47 @@ def release(operator, X, epsilon, delta=0.0, *, mechanism="auto", contribution=1
     noisy = np.empty_like(Y)
     for i in range(Y.shape[0]):
         noisy[i] = mech.randomise(Y[i])
-    scale = mech.effective_scale_
+    scale = _check_noise_scale(mech.effective_scale_)
     m2, m4 = (formulas.laplace_moments(scale) if mechanism == "laplace" else formulas.gaussian_moments(scale))
     return DistanceRelease(values=noisy, operator_id=operator.fingerprint(), construction=operator.kind,
                            k=operator.m, mechanism=mechanism, epsilon=float(epsilon), delta=float(delta),
                            contribution=float(C), sensitivity=float(d1 if mechanism == "laplace" else d2),
                            m2=float(m2), m4=float(m4), correction_dim=operator.m,
                            secure_noise=bool(mech.secure_noise), **_fjlt_fields(operator))
+
+
+#: Noise scales b with 2**-NOISE_SCALE_EXPONENT <= b <= 2**NOISE_SCALE_EXPONENT: the release
+#: records the noise's fourth moment (24 b^4 or 3 b^4), which must neither overflow nor
+#: underflow float64, and its variance, which the estimators subtract.
+NOISE_SCALE_EXPONENT = 250
+
+
+def _check_noise_scale(scale, margin=0):
+    """The noise scale, or ValueError about the data's scale (the noise scale is the
+    contribution C, at the data's scale, times the operator's sensitivity over epsilon);
+    `margin` widens the range by 2**margin (a check before the exact scale is known)."""
+    limit = math.ldexp(1.0, NOISE_SCALE_EXPONENT + margin)
+    if not 1.0 / limit <= scale <= limit:
+        raise ValueError(
+            f"the magnitude of the noise scale ({scale:.3g}: contribution, a bound at the data's scale, times the "
+            f"sensitivity over epsilon) is outside the supported range [{1.0 / limit:.3g}, {limit:.3g}]: its fourth "
+            "moment over- or underflows float64; rescale the data (and contribution) by a constant")
+    return scale
+
+
+def _nonempty(Y):
+    """Y (the vectors to release, one per row), or ValueError when X had no rows."""
+    if Y.shape[0] == 0:
+        raise ValueError("X has no rows: there is nothing to release")
+    return Y
+
+
+def _finite_estimates(D):
+    """D, or ValueError about the data's scale when the squared distances overflow."""
+    if not np.all(np.isfinite(D)):
+        raise ValueError("the magnitude of the released vectors is outside the supported range: their squared "
+                         "distances overflow float64; rescale the data (and contribution) by a constant")
+    return D
 
 
 def _fjlt_fields(operator):
@@ -251,18 +302,18 @@ def release_input(operator, X, epsilon, delta, *, site="rotated", contribution=1
     C = check_positive(contribution, "contribution")
     mech = Gaussian(epsilon, delta, C, insecure_seed=insecure_seed)
     if site == "rotated":
-        Z = np.atleast_2d(operator.rotated(X))
+        Z = _nonempty(np.atleast_2d(operator.rotated(X)))
         noisy = np.empty_like(Z)
         for i in range(Z.shape[0]):
             noisy[i] = mech.randomise(Z[i])
         values, n_noised = operator.project(noisy), operator.padded_d
     else:
-        Xa = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        Xa = _nonempty(np.atleast_2d(np.asarray(X, dtype=np.float64)))
         noisy = np.empty_like(Xa)
         for i in range(Xa.shape[0]):
             noisy[i] = mech.randomise(Xa[i])
         values, n_noised = np.atleast_2d(operator.apply(noisy)), operator.d
-    m2, m4 = formulas.gaussian_moments(mech.effective_scale_)
+    m2, m4 = formulas.gaussian_moments(_check_noise_scale(mech.effective_scale_))
     return DistanceRelease(values=values, operator_id=operator.fingerprint(), construction="fjlt",
                            k=operator.m, mechanism="gaussian", epsilon=float(epsilon), delta=float(delta),
                            contribution=float(C), sensitivity=float(C), m2=float(m2), m4=float(m4),
@@ -290,18 +341,18 @@ def kenthapadi_release(operator, X, epsilon, delta, *, insecure_seed=None):
     Use `release` for a guarantee that holds for every draw."""
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, positive=True)
-    if not epsilon < math.log(1.0 / delta):
+    if not epsilon < -math.log(delta):
         raise ValueError("Kenthapadi's calibration needs epsilon < ln(1/delta)")
     warnings.warn("the Kenthapadi calibration is differentially private only with high probability over the "
                   "matrix: its sensitivity is not checked", RuntimeWarning, stacklevel=2)
-    sigma = 4.0 * math.sqrt(math.log(1.0 / delta)) / epsilon
+    sigma = 4.0 * math.sqrt(-math.log(delta)) / epsilon
     unit = Gaussian(epsilon, delta, 1.0).scale
-    Y = np.atleast_2d(np.asarray(operator.apply(X), dtype=np.float64))
+    Y = _nonempty(np.atleast_2d(np.asarray(operator.apply(X), dtype=np.float64)))
     mech = Gaussian(epsilon, delta, sigma / unit, insecure_seed=insecure_seed)  # noise of sigma per coordinate
     noisy = np.empty_like(Y)
     for i in range(Y.shape[0]):
         noisy[i] = mech.randomise(Y[i])
-    m2, m4 = formulas.gaussian_moments(mech.effective_scale_)
+    m2, m4 = formulas.gaussian_moments(_check_noise_scale(mech.effective_scale_))
     return DistanceRelease(values=noisy, operator_id=operator.fingerprint(), construction=operator.kind,
                            k=operator.m, mechanism="gaussian", epsilon=float(epsilon), delta=float(delta),
                            contribution=1.0, sensitivity=float(sigma / unit), m2=float(m2), m4=float(m4),
@@ -326,7 +377,8 @@ def sq_distance(a, b, i=0, j=0):
     biases it)."""
     _check_pair(a, b)
     diff = a.values[i] - b.values[j]
-    return float(diff @ diff - a.correction_dim * (a.m2 + b.m2))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(_finite_estimates(np.asarray(diff @ diff - a.correction_dim * (a.m2 + b.m2))))
 
 
 def pairwise_sq_distances(a, b=None):
@@ -336,8 +388,9 @@ def pairwise_sq_distances(a, b=None):
     b = a if same else b
     _check_pair(a, b)
     A, B = a.values, b.values
-    na, nb = (A * A).sum(axis=1), (B * B).sum(axis=1)
-    D = na[:, None] + nb[None, :] - 2.0 * (A @ B.T) - a.correction_dim * (a.m2 + b.m2)
+    with np.errstate(over="ignore", invalid="ignore"):
+        na, nb = (A * A).sum(axis=1), (B * B).sum(axis=1)
+        D = _finite_estimates(na[:, None] + nb[None, :] - 2.0 * (A @ B.T) - a.correction_dim * (a.m2 + b.m2))
     if same:
         np.fill_diagonal(D, 0.0)
     return D

@@ -61,7 +61,12 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
         if is_dask_collection(X):
             d = as_dask_array(X).shape[1]  # the number of columns: known without reading a block
         else:
-            d = X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else np.asarray(X).shape[-1]
+            shape = tuple(X.shape) if hasattr(X, "shape") else np.shape(X)
+            if len(shape) not in (1, 2):
+                raise ValueError(f"X must be a 2-D array (n, d) or one vector (d,), got shape {shape}")
+            d = shape[-1]
+            if d < 1:
+                raise ValueError(f"X must have at least one column (feature), got shape {shape}")
         self.operator_ = SparseJLOperator.draw(int(d), k, s, construction=self.construction,
                                                random_state=self.random_state)
         self.n_features_in_ = int(d)

@@ -66,8 +66,12 @@ class BudgetAccountant:
     def check(self, epsilon, delta=0.0):
         """Raise BudgetError if spending (epsilon, delta) would exceed the budget."""
         epsilon = _nonneg(epsilon, "epsilon")
+        if math.isinf(epsilon):  # the budget may be inf, a release's epsilon not (inf - inf: NaN remaining)
+            raise ValueError("epsilon of a spend must be finite, got inf")
         delta = _nonneg(delta, "delta", upper=1.0)
         e, d = self.spent
+        if math.isinf(e + epsilon):  # finite spends whose total overflows (1e308 twice, an infinite budget)
+            raise ValueError(f"epsilon: spending {epsilon:.6g} after {e:.6g} overflows float64")
         if e + epsilon > self.epsilon * (1 + _TOL) or d + delta > self.delta * (1 + _TOL) + 1e-300:
             raise BudgetError(
                 f"privacy budget exceeded: spending (epsilon={epsilon:.6g}, delta={delta:.3g}) after "

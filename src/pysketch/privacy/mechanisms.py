@@ -81,6 +81,14 @@ __all__ = [
 #: or sensitivity / (sqrt(D) 2^30) (Gaussian).
 GRID_BITS = 30
 
+#: Epsilons within 2**+-EPSILON_EXPONENT (about 8e-31 to 1.3e30): beyond, the calibrations'
+#: 1 / epsilon^2 and epsilon^2 over- or underflow float64 (and no such guarantee means anything).
+EPSILON_EXPONENT = 100
+#: Sensitivities and noise scales (Laplace b, Gaussian sigma) within 2**+-NOISE_EXPONENT:
+#: the variance (a square) stays a float64 and the noise grid (sensitivity / (D 2^30)) a
+#: normal number.
+NOISE_EXPONENT = 510
+
 
 # ---------------------------------------------------------------------- randomness
 
@@ -201,7 +209,25 @@ def noisy_count(n, epsilon_count, insecure_seed=None):
 # ---------------------------------------------------------------------- calibration
 
 def check_epsilon(epsilon, name="epsilon"):
-    return check_positive(epsilon, name)
+    """epsilon as a float: a finite number within [2**-EPSILON_EXPONENT, 2**EPSILON_EXPONENT]
+    (ValueError naming `name` otherwise)."""
+    e = check_positive(epsilon, name)
+    limit = math.ldexp(1.0, EPSILON_EXPONENT)
+    if not 1.0 / limit <= e <= limit:
+        raise ValueError(f"{name} must be within [{1.0 / limit:.3g}, {limit:.3g}], got {epsilon!r}")
+    return e
+
+
+def _check_noise_range(sensitivity, scale, what):
+    """ValueError unless the sensitivity and the noise scale `what` (the scale derived from
+    the sensitivity and epsilon) are within 2**+-NOISE_EXPONENT."""
+    limit = math.ldexp(1.0, NOISE_EXPONENT)
+    for name, v in (("sensitivity", sensitivity), (what, scale)):
+        if not 1.0 / limit <= v <= limit:
+            raise ValueError(
+                f"the magnitude of the {name} ({v:.3g}) is outside the supported range [{1.0 / limit:.3g}, "
+                f"{limit:.3g}] (the noise's variance over- or underflows float64): rescale the query (its "
+                "sensitivity) or change epsilon")
 
 
 def check_delta(delta, *, positive):
@@ -225,7 +251,8 @@ def analytic_gaussian_delta(sigma, epsilon, sensitivity=1.0):
               - e^{\varepsilon}\,\Phi\Big(-\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\Big)
 
     computed in logarithms (no cancellation for tiny delta)."""
-    return math.exp(_log_analytic_delta(sigma, epsilon, sensitivity))
+    sigma, epsilon = check_positive(sigma, "sigma"), check_epsilon(epsilon)
+    return math.exp(_log_analytic_delta(sigma, epsilon, _check_sensitivity(sensitivity)))
 
 
 def _log_analytic_delta(sigma, epsilon, sensitivity):
@@ -265,7 +292,7 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
     s = math.exp(root)
     while analytic_gaussian_delta(s, epsilon, 1.0) > delta:  # round up: never above the target
         s *= 1.0 + 1e-13
-    return s * sensitivity
+    return _finite_sigma(s * sensitivity, sensitivity)
 
 
 def classical_gaussian_sigma(epsilon, delta, sensitivity=1.0):
@@ -277,7 +304,14 @@ def classical_gaussian_sigma(epsilon, delta, sensitivity=1.0):
     if epsilon >= 1:
         raise ValueError(f"the classical Gaussian mechanism needs epsilon < 1, got {epsilon}; "
                          "use calibration='analytic'")
-    return math.sqrt(2.0 * math.log(1.25 / delta)) * sensitivity / epsilon
+    return _finite_sigma(math.sqrt(2.0 * math.log(1.25 / delta)) * sensitivity / epsilon, sensitivity)
+
+
+def _finite_sigma(sigma, sensitivity):
+    """sigma, or ValueError when it or the sensitivity is outside 2**+-NOISE_EXPONENT (a
+    huge or subnormal sensitivity, a tiny epsilon: sigma overflows or loses its digits)."""
+    _check_noise_range(sensitivity, sigma, "noise scale sigma (of the sensitivity, epsilon and delta)")
+    return sigma
 
 
 # ---------------------------------------------------------------------- mechanisms
@@ -312,7 +346,13 @@ def _grid_step(bound):
 
 
 def _round_to_grid(flat, g):
-    q = np.rint(flat / g)
+    with np.errstate(over="ignore"):
+        q = np.rint(flat / g)
+    if not np.isfinite(q).all():
+        raise ValueError(
+            f"the magnitude of the value ({np.abs(flat).max():.3g}) is outside the supported range for this "
+            f"sensitivity: in noise-grid steps ({g:.3g}, the sensitivity over 2^{GRID_BITS} per coordinate) it "
+            "overflows float64; rescale the data (and the sensitivity) by a constant")
     return [int(v) for v in q]
 
 
@@ -359,6 +399,7 @@ class Laplace(_Mechanism):
         self.epsilon = check_epsilon(epsilon)
         self.delta = 0.0
         self.sensitivity = _check_sensitivity(sensitivity)
+        _check_noise_range(self.sensitivity, self.sensitivity / self.epsilon, "noise scale sensitivity / epsilon")
 
     @property
     def scale(self):
@@ -407,6 +448,8 @@ class Gaussian(_Mechanism):
         self.calibration = calibration
         if calibration == "classical":
             classical_gaussian_sigma(self.epsilon, self.delta, 1.0)  # raises for epsilon >= 1
+        _check_noise_range(self.sensitivity, self._sigma_for(self.sensitivity),
+                           "noise scale sigma (of the sensitivity, epsilon and delta)")
 
     def _sigma_for(self, sensitivity):
         if self.calibration == "analytic":
@@ -509,6 +552,7 @@ class L2Laplace:
         self.epsilon = check_epsilon(epsilon)
         self.delta = 0.0
         self.sensitivity = _check_sensitivity(sensitivity)
+        _check_noise_range(self.sensitivity, self.sensitivity / self.epsilon, "noise scale sensitivity / epsilon")
 
     @property
     def scale(self):

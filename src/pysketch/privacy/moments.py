@@ -37,10 +37,15 @@ def private_mean_and_spread(X, epsilon, lower, upper, *, insecure_seed=None):
     if not (np.isfinite(lower).all() and np.isfinite(upper).all() and (upper > lower).all()):
         raise ValueError("lower and upper must be finite with upper > lower in every coordinate")
     c0 = 0.5 * (lower + upper)
-    h = 0.5 * (upper - lower)
+    # The sums are taken in a public unit u, the power of two at the box's half-width (exact:
+    # dividing by u only changes exponents), so that the squares and their sensitivity stay
+    # far from float64's limits at any data scale; the release of the sums of z / u with the
+    # sensitivities of the box / u is the same mechanism as in data units, scaled.
+    unit = math.ldexp(1.0, math.frexp(float(np.max(0.5 * (upper - lower))))[1])
+    h = 0.5 * (upper - lower) / unit
     # one pass (blockwise, where a dask collection's blocks live): n, sum(z), sum(||z||^2)
-    # for z = x - c0; the noise is added here, once, to the merged sums
-    n, z1, z2 = map_reduce(X, _centred_sums_block, _add_sums, args=(c0, lower, upper))
+    # for z = (x - c0) / u; the noise is added here, once, to the merged sums
+    n, z1, z2 = map_reduce(X, _centred_sums_block, _add_sums, args=(c0, lower, upper, unit))
     src = noise_source(insecure_seed)
     e = epsilon / 3.0
     count = max(noisy_count(n, e, src), 1)
@@ -49,17 +54,17 @@ def private_mean_and_spread(X, epsilon, lower, upper, *, insecure_seed=None):
     m1 = s1 / count
     var = s2 / (count * d) - float(m1 @ m1) / d
     var = min(max(var, 0.0), float(np.mean(h * h)))
-    return c0 + np.clip(m1, -h, h), math.sqrt(var)
+    return c0 + unit * np.clip(m1, -h, h), unit * math.sqrt(var)
 
 
-def _centred_sums_block(block, first_row, c0, lower, upper):
+def _centred_sums_block(block, first_row, c0, lower, upper, unit=1.0):
     X = np.asarray(block, dtype=np.float64)
     if not np.isfinite(X).all():
         raise ValueError("X contains NaN or infinity")
     if ((X < lower) | (X > upper)).any():
         # the sensitivities hold only inside the box: clip first (the estimators do, with a warning)
         raise ValueError("X has records outside [lower, upper]; clip them to the public box first")
-    Z = X - c0
+    Z = (X - c0) / unit
     return X.shape[0], Z.sum(axis=0), float(np.einsum("ij,ij->", Z, Z))
 
 

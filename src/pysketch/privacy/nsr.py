@@ -13,7 +13,7 @@ import numbers
 from scipy import optimize
 
 from .._checks import check_positive
-from .mechanisms import analytic_gaussian_sigma
+from .mechanisms import analytic_gaussian_sigma, check_epsilon
 
 __all__ = ["DEFAULT_C0", "nsr_max", "nsr_public_count", "nsr_noisy_count", "noise_energy", "n0", "budget_split",
            "sketch_size_range", "choose_sketch_size"]
@@ -36,8 +36,10 @@ def nsr_public_count(n, m, sigma_xi2, *, c0=DEFAULT_C0, alpha=1.0, beta=1.0):
 
 def nsr_noisy_count(nsr, n, sigma_zeta2):
     """Cramer-Rao NSR with a noisy count of variance sigma_zeta^2 ([P] Lemma 27):
-    (1 + sigma_zeta^2 / (2 n^2)) (NSR + 1) - 1."""
-    return (1.0 + sigma_zeta2 / (2.0 * n * n)) * (nsr + 1.0) - 1.0
+    (1 + sigma_zeta^2 / (2 n^2)) (NSR + 1) - 1, expanded as a + NSR + a NSR with a =
+    sigma_zeta^2 / (2 n^2) (no cancellation when both are tiny: a huge n)."""
+    a = sigma_zeta2 / (2.0 * n * n)
+    return a + nsr + a * nsr
 
 
 def noise_energy(m, epsilon, *, delta=0.0, mechanism="laplace", features_per_record=None, neighbouring="add_remove"):
@@ -45,6 +47,7 @@ def noise_energy(m, epsilon, *, delta=0.0, mechanism="laplace", features_per_rec
     (epsilon, delta): 4 b^2 with b = sqrt(2) m / epsilon (Laplace), 2 sigma^2 with the
     analytic Gaussian sigma for L2 sensitivity m / sqrt(r) (Gaussian); doubled
     sensitivities under 'replace'."""
+    m, epsilon = check_positive(m, "m"), check_epsilon(epsilon)
     r = m if features_per_record is None else features_per_record
     c = 2.0 if neighbouring == "replace" else 1.0
     if mechanism == "laplace":
@@ -58,7 +61,7 @@ def n0(m, epsilon, nsr_max_value):
     """The size from which the private sketch is useful, m max(1/NSR_max, 1/(eps
     sqrt(NSR_max))) ([P] eq. (26), notes sec. 5): the public n at which the budget
     split is optimized when no lower bound on n is known."""
-    m, epsilon, nsr_max_value = check_positive(m, "m"), check_positive(epsilon, "epsilon"), check_positive(nsr_max_value, "nsr_max")
+    m, epsilon, nsr_max_value = check_positive(m, "m"), check_epsilon(epsilon), check_positive(nsr_max_value, "nsr_max")
     return m * max(1.0 / nsr_max_value, 1.0 / (epsilon * math.sqrt(nsr_max_value)))
 
 
@@ -68,8 +71,9 @@ def budget_split(m, epsilon, n, *, delta=0.0, mechanism="laplace", features_per_
     public size n, numerically (notes sec. 5: the paper's closed form, which drops a
     term, can be off by up to 5x in NSR). The count noise is Laplace(1/((1-gamma) eps)),
     sigma_zeta^2 = 2 / ((1-gamma) eps)^2."""
-    for name, v in (("m", m), ("epsilon", epsilon), ("n", n)):
+    for name, v in (("m", m), ("n", n)):
         check_positive(v, name)
+    check_epsilon(epsilon)
     r = m if features_per_record is None else features_per_record
     alpha = r / m
 
@@ -91,7 +95,7 @@ def sketch_size_range(n_clusters, d, n, epsilon, *, delta=0.0):
     small for this epsilon (n < sqrt(2 10^3) k d / eps)."""
     kd = check_positive(n_clusters, "n_clusters") * check_positive(d, "d")
     check_positive(n, "n")
-    check_positive(epsilon, "epsilon")
+    check_epsilon(epsilon)
     if not (isinstance(delta, numbers.Real) and 0 <= delta < 1):
         raise ValueError(f"delta must be a number in [0, 1), got {delta!r}")
     if delta > 0:

@@ -17,8 +17,8 @@ The mechanism is Laplace for delta = 0 and the analytic Gaussian for delta > 0
 (``mechanism='auto'``). A PrivateSketch never holds the clean sum: it is a Sketch whose
 ``sum`` and ``count`` are the noisy ones, with a record of epsilon, delta, the relation,
 the mechanism and its scales. It saves and loads like a sketch (format
-``pysketch.private_sketch``), and decoders and ``fit_sketch`` take it as they take a
-Sketch.
+``pysketch.private_sketch``: the noisy sums and the record, never the noise, a noise seed
+or the clean sum), and decoders and ``fit_sketch`` take it as they take a Sketch.
 """
 
 import collections.abc

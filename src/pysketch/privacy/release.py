@@ -19,6 +19,7 @@ The caller charges the accountant before step 2.
 """
 
 import dataclasses
+import math
 import numbers
 
 import numpy as np
@@ -153,8 +154,9 @@ def plan_release(m, epsilon, delta=0.0, *, neighbouring="add_remove", mechanism=
     if split is not None:
         if isinstance(split, (bool, np.bool_)) or not isinstance(split, numbers.Real) or not 0 < split < 1:
             raise ValueError(f"split must be a number in (0, 1), got {split!r}")
-    if n_lower is not None and (not isinstance(n_lower, numbers.Real) or not n_lower >= 1):
-        raise ValueError(f"n_lower must be a number >= 1, got {n_lower!r}")
+    if n_lower is not None and (isinstance(n_lower, (bool, np.bool_)) or not isinstance(n_lower, numbers.Real)
+                                or not 1 <= n_lower < math.inf):
+        raise ValueError(f"n_lower must be a finite number >= 1, got {n_lower!r}")
     if neighbouring == "replace":
         gamma = 1.0
     elif split is not None:

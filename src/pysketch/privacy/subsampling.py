@@ -32,6 +32,8 @@ def amplified_epsilon(epsilon, data_fraction):
     subsample ([P] Lemma 14)."""
     eps = check_epsilon(epsilon)
     beta = _check_beta(data_fraction)
+    if eps > _EXP_LIMIT:  # e^eps overflows: eps + log(beta + (1 - beta) e^-eps), the same number
+        return eps + math.log(beta + (1.0 - beta) * math.exp(-eps))
     return math.log1p(beta * math.expm1(eps))
 
 
@@ -40,7 +42,13 @@ def epsilon_before_subsampling(epsilon, data_fraction):
     a Poisson(beta) subsample, it is eps-DP ([P] eq. (22))."""
     eps = check_epsilon(epsilon)
     beta = _check_beta(data_fraction)
+    if eps > _EXP_LIMIT:  # e^eps overflows: eps - log(beta) + log(1 + (beta - 1) e^-eps), the same number
+        return eps - math.log(beta) + math.log1p((beta - 1.0) * math.exp(-eps))
     return math.log1p(math.expm1(eps) / beta)
+
+
+#: Above it, math.expm1(eps) overflows float64 (e^709.78 is the largest float).
+_EXP_LIMIT = 700.0
 
 
 def poisson_subsample(n, data_fraction, *, insecure_seed=None):

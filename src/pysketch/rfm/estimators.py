@@ -143,6 +143,11 @@ class _RFRegressorBase(RegressorMixin, BaseEstimator):
                 thi = tlo + 1.0
         else:
             tlo, thi = check_target_bounds(self.target_bounds)
+        from ..kernel_scale import check_box_width
+
+        # the features and the label scaling divide by the widths (scale-free above 9.3e-302)
+        check_box_width(lo, hi, "bounds" if self.bounds is not None else "X (its box)")
+        check_box_width(tlo, thi, "target_bounds" if self.target_bounds is not None else "y (its range)")
         return np.asarray(lo, np.float64), np.asarray(hi, np.float64), (tlo, thi)
 
     def _length_scale(self, d, standardised=False):

@@ -81,6 +81,12 @@ class RandomFeatures:
             self.frequency_std = check_positive(frequency_std, "frequency_std")
         else:
             self.frequency_std = 1.0 / check_positive(length_scale, "length_scale")
+        from ..kernel_scale import check_data_magnitude
+
+        # a length at the data's scale: its frequencies' variance 1 / length^2 must be a float
+        with np.errstate(divide="ignore", over="ignore"):
+            length = float(length_scale) if length_scale is not None else float(np.float64(1.0) / self.frequency_std)
+        check_data_magnitude(length if length > 0 else 5e-324, "the length scale (a length at the data's scale)")
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
         if intercept and layout != "unit":
