@@ -106,7 +106,10 @@ FAULTS = [
      [T + "::test_distance_release_sensitivities", "tests/test_distances.py::test_sjlt_laplace_privacy_audit"]),
     ("one-hot (M2M hist) sensitivity halved", "src/pysketch/features.py",
      "return k if norm == 1 else math.sqrt(k)", "return 0.5 * k if norm == 1 else math.sqrt(k)",
-     [T + "::test_release_path_audit_ci_size[m2m_hist_release]"]),
+     # the audit alone caught it in one run and not in the next (its power at CI size is about
+     # 0.5 eps, the fault's ratio e^{1.5 eps}): the brute-force sensitivity test is exact
+     ["tests/test_onehot_maps.py::test_sensitivities_are_attained_and_not_exceeded",
+      T + "::test_release_path_audit_ci_size[m2m_hist_release]"]),
     ("quadratic replace factor dropped", "src/pysketch/features.py",
      "base *= 2.0 if norm == 1 else math.sqrt(2.0)", "base *= 1.0",
      ["tests/test_quadratic.py::test_replace_is_twice_add_remove_in_l1_and_sqrt2_in_l2"]),
