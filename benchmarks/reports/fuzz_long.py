@@ -5,6 +5,12 @@ examples (default 10^5), each target in its own subprocess, `--jobs` of them at 
     python benchmarks/reports/fuzz_long.py -n 2000 --jobs 2     # a shorter run
     python benchmarks/reports/fuzz_long.py -n 500 sketch transform   # a selection
     python benchmarks/reports/fuzz_long.py --list
+    python benchmarks/reports/fuzz_long.py --jobs 2 --results run.jsonl   # resumable
+
+Targets run in the order given (all: alphabetical); their rows are printed as they finish.
+With --results, each finished target's figures are appended to the file as one JSON line,
+and targets already there with the same number of examples are not run again (their rows
+are reprinted), so that a long run can be stopped and resumed.
 
 Prints, per target: examples run, seconds, the slowest example, failures, and the calls
 refused by error type (ValueError / TypeError: the expected refusals of bad input, with a
@@ -19,7 +25,7 @@ import os
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,6 +80,7 @@ def main(argv=None):
                         "as a hang (default 6 h)")
     parser.add_argument("--derandomize", action="store_true", help="hypothesis' fixed examples (as in CI)")
     parser.add_argument("--list", action="store_true", help="list the targets and exit")
+    parser.add_argument("--results", help="JSON-lines file: finished targets are appended, and skipped on a rerun")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -94,19 +101,38 @@ def main(argv=None):
     header = f"{'target':32s} {'examples':>9s} {'seconds':>9s} {'ms/ex':>7s} {'slowest':>8s} {'fail':>5s}  refusals"
     print(header)
     print("-" * len(header))
+    def row(r):
+        ex = r["examples"]
+        per = f"{1000 * r['seconds'] / ex:7.2f}" if ex else "      -"
+        slow = f"{r['slowest']:8.3f}" if r["slowest"] is not None else "       -"
+        refusals = ", ".join(f"{k} {v}" for k, v in sorted(r["outcomes"].items()) if k != "ok")
+        print(f"{r['target']:32s} {ex if ex is not None else '-':>9} {r['seconds']:9.1f} {per} {slow} "
+              f"{1 if r['failure'] else 0:5d}  ok {r['outcomes'].get('ok', 0)}; {refusals}", flush=True)
+
     results = []
+    done = {}
+    if args.results and os.path.exists(args.results):
+        with open(args.results) as f:
+            for line in f:
+                r = json.loads(line)
+                if r.get("requested") == args.examples and not r["failure"]:
+                    done[r["target"]] = r
+    for name in selected:
+        if name in done:
+            results.append(done[name])
+            row(done[name])
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = [pool.submit(_run, name, args.examples, args.derandomize, args.timeout) for name in selected]
-        for fut in futures:
+        futures = [pool.submit(_run, name, args.examples, args.derandomize, args.timeout)
+                   for name in selected if name not in done]
+        for fut in as_completed(futures):
             r = fut.result()
+            r["requested"] = args.examples
             results.append(r)
-            ex = r["examples"]
-            per = f"{1000 * r['seconds'] / ex:7.2f}" if ex else "      -"
-            slow = f"{r['slowest']:8.3f}" if r["slowest"] is not None else "       -"
-            refusals = ", ".join(f"{k} {v}" for k, v in sorted(r["outcomes"].items()) if k != "ok")
-            print(f"{r['target']:32s} {ex if ex is not None else '-':>9} {r['seconds']:9.1f} {per} {slow} "
-                  f"{1 if r['failure'] else 0:5d}  ok {r['outcomes'].get('ok', 0)}; {refusals}", flush=True)
+            row(r)
+            if args.results:
+                with open(args.results, "a") as f:
+                    f.write(json.dumps(r) + "\n")
     failed = [r for r in results if r["failure"]]
     total_ex = sum(r["examples"] or 0 for r in results)
     print("-" * len(header))

@@ -113,8 +113,10 @@ def _polish(family, x0, rr, ri):
 
 def mixture_kmeans(means, variances, weights, n_clusters, *, n_draws=50_000, n_init=3, random_state=None):
     """k-means of the isotropic mixture sum_j w_j N(means_j, variances_j I), on `n_draws`
-    draws from it. Returns (centers, weights): the share of the mixture's draws nearest
-    each center."""
+    draws from it. `means` is (n_atoms, d); `variances` and `weights` are n_atoms numbers
+    >= 0; the weights are relative (divided by their sum, which must be > 0). Returns
+    (centers, weights): the share of the mixture's draws nearest each center (the atoms
+    themselves when n_atoms <= n_clusters)."""
     from ..metrics import kmeans_plus_plus
 
     from .._checks import check_int
