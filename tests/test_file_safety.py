@@ -728,3 +728,81 @@ def test_sketch_load_reads_a_private_file_in_a_program_that_never_imported_priva
     run = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["PrivateSketch", "1.0", "True"]
+
+
+# ------------------------------------------------------------------------------ interrupted saves
+
+
+def _interrupt_second_member(monkeypatch):
+    """Make _archive's member writer write half of the second member, then raise
+    KeyboardInterrupt (a Ctrl-C in the middle of a save)."""
+    import pysketch._archive as archive
+
+    real = archive.npy.write_array
+    calls = []
+
+    def half_then_interrupt(f, a, allow_pickle=False):
+        calls.append(1)
+        if len(calls) == 2:
+            f.write(b"\0" * 100)
+            raise KeyboardInterrupt
+        real(f, a, allow_pickle=allow_pickle)
+
+    monkeypatch.setattr(archive.npy, "write_array", half_then_interrupt)
+    return calls
+
+
+@pytest.mark.parametrize("name", ZIP_KINDS)
+def test_an_interrupted_save_leaves_the_previous_file_whole(kinds, tmp_path, monkeypatch, name):
+    kind = kinds(name)
+    path = _saved(kind, tmp_path)
+    before = path.read_bytes()
+    calls = _interrupt_second_member(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        kind.save(kind.obj, path)
+    assert len(calls) == 2  # the save was really cut in the middle
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    assert kind.same(kind.obj, kind.load(path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # no temporary file left
+
+
+def test_an_interrupted_first_save_leaves_no_file(kinds, tmp_path, monkeypatch):
+    kind = kinds("sketch")
+    _interrupt_second_member(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        kind.save(kind.obj, tmp_path / "s.npz")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupted_json_write_leaves_the_previous_file_whole(tmp_path, monkeypatch):
+    import pysketch._archive as archive
+
+    path = tmp_path / "out.json"
+    write_json(path, "pysketch.test", 1, {"a": 1})
+    before = path.read_bytes()
+
+    def half_then_interrupt(obj, f, **kwargs):
+        f.write('{"format": ')
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(archive.json, "dump", half_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        write_json(path, "pysketch.test", 1, {"a": 2})
+    monkeypatch.undo()
+    assert path.read_bytes() == before and read_json(path, {"pysketch.test": (1,)}) == {
+        "format": "pysketch.test", "version": 1, "a": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+def test_saved_files_get_the_permissions_of_a_plain_open(kinds, tmp_path):
+    # the temporary file is made 0600 by mkstemp; the file put in place has 0666 & ~umask
+    umask = os.umask(0o022)
+    try:
+        path = _saved(kinds("sketch"), tmp_path)
+        assert (path.stat().st_mode & 0o777) == 0o644
+        os.umask(0o077)
+        path2 = _saved(kinds("sketch"), tmp_path, "g")
+        assert (path2.stat().st_mode & 0o777) == 0o600
+    finally:
+        os.umask(umask)

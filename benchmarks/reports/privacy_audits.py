@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 def _extra_audits():
     """(name, function(n) -> (lb, eps), relation, delta, full n) of the audits in other test files."""
     import test_distances
+    import test_onehot_maps as OH
     import test_pca_baselines
     import test_privacy
     import test_quadratic
@@ -45,6 +46,14 @@ def _extra_audits():
         ("quadratic Laplace", test_quadratic._quadratic_laplace_audit, "add_remove", 0.0, 200_000),
         ("quadratic Gaussian", test_quadratic._quadratic_gaussian_audit, "add_remove", "see test", 200_000),
         ("quadratic Laplace replace", test_quadratic._quadratic_laplace_replace_audit, "replace", 0.0, 200_000),
+        ("one-hot histogram Laplace", lambda n: (OH._add_remove_audit(*OH._hist_pair()[:3], n), 1.0),
+         "add_remove", 0.0, 200_000),
+        ("one-hot histogram Laplace replace", lambda n: (OH._replace_audit(*OH._hist_pair(), n), 1.0),
+         "replace", 0.0, 200_000),
+        ("one-hot RACE Laplace", lambda n: (OH._add_remove_audit(*OH._race_pair()[:3], n), 1.0),
+         "add_remove", 0.0, 200_000),
+        ("one-hot RACE Laplace replace", lambda n: (OH._replace_audit(*OH._race_pair(), n), 1.0),
+         "replace", 0.0, 200_000),
         ("LaplaceCovariancePCA", test_pca_baselines._laplace_pca_audit, "see test", 0.0, 200_000),
         ("rfm SSP release_statistics", test_rfm_ssp._ssp_audit, "add_remove", 1e-5, 1_000_000),
         ("L2Laplace", test_rfm_baselines._l2laplace_audit, "L2 = 1", 0.0, 1_000_000),
@@ -57,7 +66,8 @@ def _extra_audits():
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every full size by this")
-    ap.add_argument("--only", default=None, help="run only the audits whose name contains this text")
+    ap.add_argument("--only", default=None, help="run only the audits whose name contains one of these "
+                    "comma-separated texts")
     ap.add_argument("--baselines", action="store_true",
                     help="run only the audits of the comparison baselines (tests/test_privacy_audits_baselines.py)")
     ap.add_argument("--with-mechanisms", action="store_true",
@@ -74,7 +84,7 @@ def main(argv=None):
     if args.baselines:
         rows = [r for r in rows if r[1].__module__ == "test_privacy_audits_baselines"]
     if args.only:
-        rows = [r for r in rows if args.only in r[0]]
+        rows = [r for r in rows if any(text in r[0] for text in args.only.split(","))]
     print(f"{'mechanism / path':42s} {'relation':16s} {'eps':>4s} {'delta':>7s} {'n/side':>9s} {'lb':>7s} "
           f"{'lb/eps':>6s} {'sec':>7s}")
     bad = 0

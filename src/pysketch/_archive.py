@@ -28,18 +28,24 @@ file's own size:
 A missing path raises FileNotFoundError and a directory IsADirectoryError; every other
 problem is a :class:`SketchFileError` (a ValueError) naming the path and the cause.
 
+Every file is written to a temporary file in its folder and moved onto its path only when
+complete (`replace_when_done`): a failed or interrupted save leaves the previous file, if
+any, as it was, and no partial file.
+
 JSON files (`write_json`, `read_json`: the command line's outputs) carry the same
 ``"format"``, ``"version"`` and ``"checksum"`` (the digest of the object without its
 checksum) at their top level, and are refused above `MAX_JSON_BYTES`.
 """
 
 import collections
+import contextlib
 import errno
 import json
 import math
 import os
 import re
 import struct
+import tempfile
 import zipfile
 
 import numpy as np
@@ -47,8 +53,8 @@ from numpy.lib import format as npy
 
 from ._state import digest
 
-__all__ = ["SketchFileError", "Archive", "write", "read", "write_json", "read_json", "NUMERIC_KINDS",
-           "MAX_JSON_BYTES"]
+__all__ = ["SketchFileError", "Archive", "write", "read", "write_json", "read_json", "replace_when_done",
+           "NUMERIC_KINDS", "MAX_JSON_BYTES"]
 
 #: dtype kinds an array member may have: bool, signed and unsigned integers, floats, complex.
 NUMERIC_KINDS = "biufc"
@@ -87,6 +93,30 @@ def _plain_numeric(dtype):
     return dtype.kind in NUMERIC_KINDS and dtype.fields is None and dtype.subdtype is None and not dtype.hasobject
 
 
+@contextlib.contextmanager
+def replace_when_done(path, before_replace=None):
+    """Yield a temporary path in `path`'s folder; when the block ends without an exception,
+    call ``before_replace()`` (if given; it may raise to cancel) and move the temporary
+    file onto `path` (os.replace: atomic on one file system). On any exception, including
+    KeyboardInterrupt, the temporary file is removed and `path` is left untouched. The new
+    file gets the permissions a plain ``open(path, "w")`` would give it."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".pysketch-", suffix=".tmp", dir=folder)
+    os.close(fd)
+    try:
+        yield tmp
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's files are 0600
+        if before_replace is not None:
+            before_replace()
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
 def write(path, format, version, meta, arrays):
     """Write `meta` (JSON-ready dict) and `arrays` ({name: numeric array}) to `path` as a
     file of `format` and `version`, with its checksum (see the module docstring)."""
@@ -99,10 +129,11 @@ def write(path, format, version, meta, arrays):
         _check_array(name, a)
     meta["checksum"] = digest(meta, arrays)
     text = json.dumps(meta, sort_keys=True)
-    with open(os.fspath(path), "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
-        _write_member(zf, "meta", np.array(text))
-        for name in sorted(arrays):
-            _write_member(zf, name, arrays[name])
+    with replace_when_done(path) as tmp:
+        with open(tmp, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
+            _write_member(zf, "meta", np.array(text))
+            for name in sorted(arrays):
+                _write_member(zf, name, arrays[name])
 
 
 def _write_member(zf, name, a):
@@ -289,9 +320,10 @@ def write_json(path, format, version, obj):
         raise ValueError(f"obj must not hold the keys {sorted(clash)} (the file's own)")
     body = {"format": format, "version": version, **obj}
     body["checksum"] = digest(body, {})
-    with open(os.fspath(path), "w") as f:
-        json.dump(body, f, indent=2)
-        f.write("\n")
+    with replace_when_done(path) as tmp:
+        with open(tmp, "w") as f:
+            json.dump(body, f, indent=2)
+            f.write("\n")
 
 
 def read_json(path, formats, *, what="pysketch JSON file"):

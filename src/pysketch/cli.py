@@ -43,14 +43,13 @@ import os
 import platform
 import re
 import sys
-import tempfile
 import time
 import warnings
 
 import numpy as np
 
 from . import __version__
-from ._archive import read_json, write_json
+from ._archive import read_json, replace_when_done, write_json
 from .hadamard import fwht
 from .runtime import get_num_threads, max_simd_level, simd_level
 
@@ -556,20 +555,12 @@ def _check_output(path, suffix, force, flag="-o"):
 def _write_atomically(path, force, write, flag="-o"):
     """write(tmp) into a temporary file of the output's folder, then move it into place
     (a failed or interrupted run leaves no partial output)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".pysketch-", suffix=".tmp", dir=folder)
-    os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o666 & ~umask)  # the permissions of a file opened for writing (mkstemp's are 0600)
+    def still_free():
         if os.path.exists(path) and not force:  # appeared while we worked
             raise _CommandError(f"{flag} {path}: the file exists; pass --force to overwrite it")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+
+    with replace_when_done(path, still_free) as tmp:
+        write(tmp)
 
 
 def _write_json(path, obj, force, format):
