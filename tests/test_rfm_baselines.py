@@ -188,6 +188,19 @@ def _design(seed=0, m=60, N=150, d=3):
     return F, y
 
 
+def test_objective_perturbation_and_dp_sgd_warn_that_they_make_no_dp_claim():
+    F, y = _design()
+    with pytest.warns(PrivacyLeakWarning, match="NOT differentially private"):
+        B.objective_perturbation(F, y, 1.0, insecure_seed=0)
+    with pytest.warns(PrivacyLeakWarning, match="no verified DP claim"):
+        B.dp_sgd(F, y, 1.0, 1e-5, random_state=0, insecure_seed=1)
+    with warnings.catch_warnings():  # the worst-case ones do not warn
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        B.objective_perturbation_ball(F / np.linalg.norm(F, axis=1).max(), np.clip(y, -1, 1), 1.0, lam=1.0,
+                                      insecure_seed=0)
+
+
+@pytest.mark.filterwarnings("ignore::pysketch.privacy.PrivacyLeakWarning")
 def test_objective_perturbation_matches_code_and_covariance():
     F, y = _design()
     m, p = F.shape
@@ -234,6 +247,7 @@ def test_noise_quadratic_form_kinds():
 # ---------------------------------------------------------------- DP-SGD
 
 
+@pytest.mark.filterwarnings("ignore::pysketch.privacy.PrivacyLeakWarning")
 def test_dp_sgd_noise_formula_and_run():
     sigma, sens = B.dp_sgd_sigma(1000, 1.0, 1e-5)
     assert sigma == pytest.approx(0.751, abs=0.001)  # notes 5.6: 0.751 / eps

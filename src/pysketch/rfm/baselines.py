@@ -164,6 +164,10 @@ def objective_perturbation(F, y, epsilon, *, lam=1e-5, c=2.0, insecure_seed=None
     eps = check_epsilon(epsilon)
     lam = check_positive(lam, "lam")
     c = check_positive(c, "c")
+    warnings.warn("objective_perturbation (CMS 2011 Algorithm 2 on the squared loss, as the authors' code) is "
+                  "NOT differentially private in general: the squared loss is not Lipschitz over unconstrained "
+                  "theta (audited to exceed epsilon); objective_perturbation_ball has a worst-case guarantee",
+                  PrivacyLeakWarning, stacklevel=2)
     m, p = F.shape
     ml = m * lam
     eps_prime = eps - math.log1p(2.0 * c / ml + (c / ml) ** 2)
@@ -415,6 +419,10 @@ def dp_sgd(F, y, epsilon, delta, *, n_iter=None, step=None, random_state=None, i
     T = m if n_iter is None else check_int(n_iter, "n_iter")
     eta = 1.0 / m if step is None else check_positive(step, "step")
     sigma, sens = dp_sgd_sigma(m, epsilon, delta, n_iter=T, step=eta)
+    warnings.warn("dp_sgd (the authors' code's noise formula) makes no verified DP claim: its sensitivity "
+                  "formula is unverified against the paper it cites and nothing bounds the labels (audited to "
+                  "exceed epsilon with |y| = 1e7); private_ridge has a worst-case guarantee",
+                  PrivacyLeakWarning, stacklevel=2)
     out = sgd(F, y, T, eta, random_state=random_state)
     coef = np.asarray(out[0] if isinstance(out, tuple) else out, dtype=np.float64)
     noisy = gaussian_noise(coef, sigma, insecure_seed=insecure_seed)
