@@ -373,3 +373,52 @@ def test_sparse_input_gives_the_dense_products_bits():
                              (np.concatenate([coo.row, coo.row]), np.concatenate([coo.col, coo.col]))),
                             shape=Xs.shape)
     np.testing.assert_allclose(op.apply(dup), op.apply(Xs.toarray()), rtol=1e-13, atol=1e-13)
+
+
+def test_releases_charge_the_accountant_once_per_call_before_any_noise():
+    from pysketch.distances import kenthapadi_release, release_cost, release_input
+    from pysketch.operators import FastJLOperator
+    from pysketch.privacy import BudgetAccountant, BudgetError
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(7, 20))
+    op = SparseJLOperator.draw(20, 16, 2, random_state=0)
+    acc = BudgetAccountant(10.0, 1e-3)
+    release(op, X, 1.5, accountant=acc)  # Laplace: delta 0
+    release(op, X, 0.5, 1e-4, mechanism="gaussian", accountant=acc)
+    assert acc.history == [(1.5, 0.0, "distances.release"), (0.5, 1e-4, "distances.release")]
+    assert release_cost(op, 1.5, 1e-4, mechanism="laplace") == (1.5, 0.0)
+    assert release_cost(op, 0.5, 1e-4, mechanism="gaussian") == (0.5, 1e-4)
+    # bad input is refused before anything is spent; an overspend before any noise is drawn
+    with pytest.raises(ValueError, match="X|columns|features|shape"):
+        release(op, X[:, :5], 1.0, accountant=acc)
+    with pytest.raises(BudgetError):
+        release(op, X, 9.0, accountant=acc, insecure_seed=0)
+    assert len(acc.history) == 2
+    fj = FastJLOperator.draw(20, 8, 0.5, random_state=0)
+    release_input(fj, X, 1.0, 1e-5, accountant=acc)
+    with pytest.warns(RuntimeWarning, match="high probability"):
+        kenthapadi_release(op, X, 1.0, 1e-5, accountant=acc)
+    assert [h[2] for h in acc.history[2:]] == ["distances.release_input", "distances.kenthapadi_release"]
+    assert acc.spent == pytest.approx((4.0, 1e-4 + 2e-5))
+
+
+def test_jl_transformer_charges_each_release_once():
+    from pysketch.distances import PrivateJLTransformer
+    from pysketch.privacy import BudgetAccountant, BudgetError
+
+    X = np.random.default_rng(1).uniform(size=(30, 12))
+    acc = BudgetAccountant(3.0)
+    tr = PrivateJLTransformer(8, sparsity=1, epsilon=1.0, random_state=0, accountant=acc).fit(X)
+    assert acc.spent == (0.0, 0.0)  # fit draws the public matrix only
+    tr.transform(X)
+    tr.release(X[:3])
+    assert [h[:2] for h in acc.history] == [(1.0, 0.0), (1.0, 0.0)]
+    da = pytest.importorskip("dask.array")
+    tr.transform(da.from_array(X, chunks=(7, 12)))  # 5 blocks, one charge
+    assert acc.spent == (3.0, 0.0)
+    with pytest.raises(BudgetError):
+        tr.release(da.from_array(X, chunks=(7, 12)))
+    with pytest.raises(BudgetError):
+        tr.transform(X)
+    assert len(acc.history) == 3

@@ -19,8 +19,8 @@ perturbation, and the dense Gaussian JL baseline (`gaussian_jl_operator`,
 
 from . import formulas
 from .release import (DistanceRelease, choose_mechanism, gaussian_jl_operator, kenthapadi_release, max_column_norm,
-                      pairwise_sq_distances, release, release_input, sq_distance)
+                      pairwise_sq_distances, release, release_cost, release_input, sq_distance)
 from .transformer import PrivateJLTransformer
 
-__all__ = ["DistanceRelease", "release", "release_input", "sq_distance", "pairwise_sq_distances", "max_column_norm",
+__all__ = ["DistanceRelease", "release", "release_cost", "release_input", "sq_distance", "pairwise_sq_distances", "max_column_norm",
            "choose_mechanism", "gaussian_jl_operator", "kenthapadi_release", "formulas", "PrivateJLTransformer"]

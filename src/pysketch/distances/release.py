@@ -11,7 +11,9 @@ noise from pysketch.privacy.mechanisms (exact discrete Laplace or Gaussian on a 
 OS entropy; never the operator's public seed) and returns a `DistanceRelease`: the noisy
 values, the operator's fingerprint (its "seed id"), the noise moments m2 and m4 and the
 guarantee. Each row is an (epsilon, delta)-DP release of that row's vector (a party's
-vector); releasing the same vector twice costs twice.
+vector); releasing the same vector twice costs twice. With an `accountant`, each call
+spends (epsilon, delta) once, before any noise is drawn (each individual changes one row:
+the rows of one call compose in parallel; Laplace spends delta = 0).
 
 `sq_distance(a, b)` and `pairwise_sq_distances(A, B)` are the unbiased estimators
 ||a - b||^2 - k (m2_a + m2_b) (the corrected Theorem 3 / Corollary 2), refusing releases of
@@ -34,10 +36,11 @@ import numpy as np
 from .._archive import SketchFileError, read, write
 from .._checks import check_int, check_positive
 from ..operators import FastJLOperator, FrequencyOperator
+from ..privacy.accountant import charge
 from ..privacy.mechanisms import Gaussian, Laplace, check_delta, check_epsilon
 from . import formulas
 
-__all__ = ["DistanceRelease", "release", "release_input", "sq_distance", "pairwise_sq_distances", "max_column_norm",
+__all__ = ["DistanceRelease", "release", "release_cost", "release_input", "sq_distance", "pairwise_sq_distances", "max_column_norm",
            "choose_mechanism", "gaussian_jl_operator", "kenthapadi_release", "RELEASE_FORMAT"]
 
 RELEASE_FORMAT = "pysketch.distance_release"
@@ -195,16 +198,9 @@ def choose_mechanism(l1_sensitivity, l2_sensitivity, epsilon, delta, k, Z2_guess
     return "laplace" if v[0] <= v[1] else "gaussian"
 
 
-def release(operator, X, epsilon, delta=0.0, *, mechanism="auto", contribution=1.0, Z2_guess=0.0,
-            insecure_seed=None):
-    """Release S x + eta for every row x of X (one vector of shape (d,) or a batch (n, d);
-    scipy.sparse rows work for the sparse JL operators). See the module docstring.
-
-    mechanism : {'auto', 'laplace', 'gaussian'}: 'auto' picks the smaller exact variance
-        (`choose_mechanism` with Z2_guess; Laplace when delta = 0).
-    contribution : C, the l1 bound on one individual's change of a vector (default 1).
-    insecure_seed : None (OS entropy) or an int: reproducible, insecure noise (tests).
-    """
+def _plan(operator, epsilon, delta, mechanism, contribution, Z2_guess):
+    """The checked parameters of `release`: (epsilon, delta spent, C, mechanism, L1 and L2
+    sensitivities); delta is 0 for Laplace."""
     if not isinstance(operator, FrequencyOperator):
         raise TypeError(f"operator must be a FrequencyOperator (e.g. SparseJLOperator.draw(...)), got "
                         f"{type(operator).__name__}")
@@ -220,14 +216,37 @@ def release(operator, X, epsilon, delta=0.0, *, mechanism="auto", contribution=1
         mechanism = choose_mechanism(d1, d2, epsilon, delta, operator.m, Z2_guess)
     if mechanism == "gaussian" and delta == 0:
         raise ValueError("mechanism='gaussian' needs delta > 0")
+    return epsilon, (0.0 if mechanism == "laplace" else delta), C, mechanism, d1, d2
+
+
+def release_cost(operator, epsilon, delta=0.0, *, mechanism="auto", contribution=1.0, Z2_guess=0.0):
+    """The (epsilon, delta) one `release` call with these arguments spends (delta = 0 when
+    the mechanism is, or 'auto' picks, Laplace); the arguments are checked as by `release`."""
+    eps, delta, *_ = _plan(operator, epsilon, delta, mechanism, contribution, Z2_guess)
+    return eps, delta
+
+
+def release(operator, X, epsilon, delta=0.0, *, mechanism="auto", contribution=1.0, Z2_guess=0.0,
+            accountant=None, insecure_seed=None):
+    """Release S x + eta for every row x of X (one vector of shape (d,) or a batch (n, d);
+    scipy.sparse rows work for the sparse JL operators). See the module docstring.
+
+    mechanism : {'auto', 'laplace', 'gaussian'}: 'auto' picks the smaller exact variance
+        (`choose_mechanism` with Z2_guess; Laplace when delta = 0).
+    contribution : C, the l1 bound on one individual's change of a vector (default 1).
+    accountant : BudgetAccountant (pysketch or diffprivlib) or None: charged (epsilon,
+        delta) once per call (delta = 0 for Laplace) before any noise is drawn.
+    insecure_seed : None (OS entropy) or an int: reproducible, insecure noise (tests).
+    """
+    epsilon, delta, C, mechanism, d1, d2 = _plan(operator, epsilon, delta, mechanism, contribution, Z2_guess)
     single = not hasattr(X, "tocsr") and np.ndim(X) == 1
     Y = operator.apply(X)
     Y = _nonempty(np.atleast_2d(np.asarray(Y, dtype=np.float64)))
     if mechanism == "laplace":
-        delta = 0.0
         mech = Laplace(epsilon, d1, insecure_seed=insecure_seed)
     else:
         mech = Gaussian(epsilon, delta, d2, insecure_seed=insecure_seed)
+    charge(accountant, epsilon, delta, "distances.release")
     noisy = np.empty_like(Y)
     for i in range(Y.shape[0]):
         noisy[i] = mech.randomise(Y[i])
@@ -280,7 +299,8 @@ def _fjlt_fields(operator):
     return {} if padded is None or q is None else {"padded_d": int(padded), "density": float(q)}
 
 
-def release_input(operator, X, epsilon, delta, *, site="rotated", contribution=1.0, insecure_seed=None):
+def release_input(operator, X, epsilon, delta, *, site="rotated", contribution=1.0, accountant=None,
+                  insecure_seed=None):
     """Input perturbation for the fast JL transform: Gaussian noise of the analytic
     calibration for L2 sensitivity C (||x - y||_2 <= ||x - y||_1 <= C) on the input, then
     the transform. (epsilon, delta)-DP for every draw with no matrix-dependent sensitivity,
@@ -292,7 +312,7 @@ def release_input(operator, X, epsilon, delta, *, site="rotated", contribution=1
     The estimator subtracts n_noised (m2_a + m2_b); its exact variance is
     `formulas.fjlt_input_variance` with d = n_noised (d_p for 'rotated'; for 'input' with
     padding the formula is that of the padded vector with zero noise on the padding, not
-    given here)."""
+    given here). `accountant` is charged (epsilon, delta) once per call, as by `release`."""
     if not isinstance(operator, FastJLOperator):
         raise TypeError(f"operator must be a FastJLOperator, got {type(operator).__name__}")
     if site not in ("input", "rotated"):
@@ -303,12 +323,14 @@ def release_input(operator, X, epsilon, delta, *, site="rotated", contribution=1
     mech = Gaussian(epsilon, delta, C, insecure_seed=insecure_seed)
     if site == "rotated":
         Z = _nonempty(np.atleast_2d(operator.rotated(X)))
+        charge(accountant, epsilon, delta, "distances.release_input")
         noisy = np.empty_like(Z)
         for i in range(Z.shape[0]):
             noisy[i] = mech.randomise(Z[i])
         values, n_noised = operator.project(noisy), operator.padded_d
     else:
         Xa = _nonempty(np.atleast_2d(np.asarray(X, dtype=np.float64)))
+        charge(accountant, epsilon, delta, "distances.release_input")
         noisy = np.empty_like(Xa)
         for i in range(Xa.shape[0]):
             noisy[i] = mech.randomise(Xa[i])
@@ -333,12 +355,13 @@ def gaussian_jl_operator(d, k, random_state=None):
     return DenseOperator(rng.standard_normal((d, k)) / math.sqrt(k))
 
 
-def kenthapadi_release(operator, X, epsilon, delta, *, insecure_seed=None):
+def kenthapadi_release(operator, X, epsilon, delta, *, accountant=None, insecure_seed=None):
     """The Kenthapadi et al. baseline as published: Gaussian noise of sigma = 4
     sqrt(ln(1/delta)) / epsilon (their Theorem 1, for epsilon < ln(1/delta) and k > 2 (ln d
     + ln(2/delta))), which is (epsilon, delta)-DP only WITH HIGH PROBABILITY OVER THE
     MATRIX (its sensitivity is not checked): the record says so and a warning is issued.
-    Use `release` for a guarantee that holds for every draw."""
+    Use `release` for a guarantee that holds for every draw. `accountant` is charged
+    (epsilon, delta) once per call."""
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, positive=True)
     if not epsilon < -math.log(delta):
@@ -349,6 +372,7 @@ def kenthapadi_release(operator, X, epsilon, delta, *, insecure_seed=None):
     unit = Gaussian(epsilon, delta, 1.0).scale
     Y = _nonempty(np.atleast_2d(np.asarray(operator.apply(X), dtype=np.float64)))
     mech = Gaussian(epsilon, delta, sigma / unit, insecure_seed=insecure_seed)  # noise of sigma per coordinate
+    charge(accountant, epsilon, delta, "distances.kenthapadi_release")
     noisy = np.empty_like(Y)
     for i in range(Y.shape[0]):
         noisy[i] = mech.randomise(Y[i])

@@ -8,7 +8,9 @@ from .._base import BaseEstimator, TransformerMixin, not_fitted_error
 from .._checks import check_int
 from ..blocks import as_dask_array, is_dask_collection, map_blocks, map_reduce
 from ..operators import SparseJLOperator
+from ..privacy.accountant import charge
 from .release import release as _release_rows
+from .release import release_cost
 
 __all__ = ["PrivateJLTransformer"]
 
@@ -31,6 +33,9 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
     random_state : int or None
         The PUBLIC seed of S: every party must use the same one. The noise never comes
         from it (OS entropy).
+    accountant : BudgetAccountant (pysketch or diffprivlib) or None
+        Charged (epsilon, delta) by every `release` / `transform` call (once per call: each
+        individual changes one row), before any noise is drawn.
 
     `fit(X)` draws S for X's number of columns; `release(X)` gives a DistanceRelease (for
     `pairwise_sq_distances`); `transform(X)` its values, for pipelines. Each call draws
@@ -45,7 +50,7 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, n_components=256, *, sparsity=4, construction="block", epsilon=1.0, delta=0.0,
-                 mechanism="auto", contribution=1.0, random_state=None):
+                 mechanism="auto", contribution=1.0, random_state=None, accountant=None):
         self.n_components = n_components
         self.sparsity = sparsity
         self.construction = construction
@@ -54,6 +59,7 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
         self.mechanism = mechanism
         self.contribution = contribution
         self.random_state = random_state
+        self.accountant = accountant
 
     def fit(self, X, y=None):
         k = check_int(self.n_components, "n_components")
@@ -89,18 +95,26 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
         if not hasattr(self, "operator_"):
             raise not_fitted_error(self)
         if is_dask_collection(X):
-            out = map_reduce(self._dask_rows(X), _release_block, _concat_releases, args=(self._release_args(),))
+            A = self._dask_rows(X)
+            self._charge()  # once for all blocks (their tasks are given no accountant)
+            out = map_reduce(A, _release_block, _concat_releases, args=(self._release_args(),))
             if out is None:
                 raise ValueError("X has no records")
             return out
         return _release_rows(self.operator_, X, self.epsilon, self.delta, mechanism=self.mechanism,
-                             contribution=self.contribution)
+                             contribution=self.contribution, accountant=self.accountant)
+
+    def _charge(self):
+        eps, delta = release_cost(self.operator_, self.epsilon, self.delta, mechanism=self.mechanism,
+                                  contribution=self.contribution)
+        charge(self.accountant, eps, delta, type(self).__name__)
 
     def transform(self, X):
         if is_dask_collection(X):
             import dask
 
             A = self._dask_rows(X)
+            self._charge()
             params = dask.delayed(self._release_args(), traverse=False)
             Y = map_blocks(A, _values_block, params, chunks=(A.chunks[0], (self.operator_.m,)), dtype=np.float64)
             return Y.persist()  # released once: the noisy blocks are kept, never drawn again
