@@ -368,7 +368,6 @@ def clean_rows(data, d, n_max=N_MAX, n_min=1, scale=1.0):
 
 _CLOMPR = importlib.import_module("pysketch.decoders.clompr").clompr
 _CORESET = importlib.import_module("pysketch.decoders.coreset").coreset
-_THREADS = importlib.import_module("pysketch._threads")
 #: Few decoder iterations inside the estimators (the fuzzing checks validation and the
 #: results' form, not the decoders' accuracy, which their own tests check).
 CHEAP_CLOMPR = dict(step1_maxiter=8, step5_maxiter=8, final_maxiter=8, n_candidates=8)
@@ -377,19 +376,15 @@ CHEAP_CORESET = dict(n_candidates=8, step_maxiter=4, final_maxiter=8)
 
 @contextlib.contextmanager
 def cheap_decoding():
-    """The estimators' decoders with few iterations, and without threadpoolctl's limit
-    (2.6 ms per decode to scan the loaded libraries; the runs set OPENBLAS_NUM_THREADS=1),
-    for the duration; restored after."""
-    saved = dict(_CLOMPR.__kwdefaults__), dict(_CORESET.__kwdefaults__), _THREADS.threadpool_limits
+    """The estimators' decoders with few iterations, for the duration; restored after."""
+    saved = dict(_CLOMPR.__kwdefaults__), dict(_CORESET.__kwdefaults__)
     _CLOMPR.__kwdefaults__.update(CHEAP_CLOMPR)
     _CORESET.__kwdefaults__.update(CHEAP_CORESET)
-    _THREADS.threadpool_limits = None
     try:
         yield
     finally:
         _CLOMPR.__kwdefaults__.update(saved[0])
         _CORESET.__kwdefaults__.update(saved[1])
-        _THREADS.threadpool_limits = saved[2]
 
 
 @contextlib.contextmanager

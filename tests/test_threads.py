@@ -180,3 +180,21 @@ def test_invalid_pysketch_num_threads_warns_and_is_ignored(value):
     assert f"PYSKETCH_NUM_THREADS={value!r} is not an integer between 1 and 1024" in done.stderr
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     assert int(done.stdout) == usable
+
+
+def test_blas_single_thread_limits_blas_and_rescans_after_new_imports(monkeypatch):
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from pysketch import _threads
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):  # whatever OPENBLAS_NUM_THREADS says
+        assert blas_threads() and all(n == 2 for n in blas_threads())
+        with _threads.blas_single_thread():
+            assert all(n == 1 for n in blas_threads())
+        assert all(n == 2 for n in blas_threads())  # restored
+    first = _threads._blas_controller()
+    assert _threads._blas_controller() is first  # no rescan while nothing is imported
+    monkeypatch.setitem(sys.modules, "pysketch_test_new_module", object())
+    assert _threads._blas_controller() is not first  # a new import: scanned again
