@@ -135,6 +135,14 @@ FAULTS = [
     ("logistic objective perturbation: b's rate eps'/2 -> eps'", "src/pysketch/baselines.py",
      "beta = eps_prime / 2.0", "beta = eps_prime",
      ["tests/test_m2m_baselines.py::test_objective_perturbation_draws_b_with_rate_epsilon_prime_over_2"]),
+    ("distances.release charges no accountant", "src/pysketch/distances/release.py",
+     'charge(accountant, epsilon, delta, "distances.release")',
+     'charge(None, epsilon, delta, "distances.release")',
+     ["tests/test_distances.py::test_releases_charge_the_accountant_once_per_call_before_any_noise"]),
+    ("PrivateJLTransformer: dask release and transform charge nothing", "src/pysketch/distances/transformer.py",
+     "charge(self.accountant, eps, delta, type(self).__name__)",
+     "charge(None, eps, delta, type(self).__name__)",
+     ["tests/test_distances.py::test_jl_transformer_charges_each_release_once"]),
 ]
 
 
