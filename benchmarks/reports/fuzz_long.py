@@ -12,8 +12,9 @@ With --results, each finished target's figures are appended to the file as one J
 and targets already there with the same number of examples are not run again (their rows
 are reprinted), so that a long run can be stopped and resumed.
 
-Prints, per target: examples run, seconds, the slowest example, failures, and the calls
-refused by error type (ValueError / TypeError: the expected refusals of bad input, with a
+Prints, per target: examples run (with hypothesis' reason when it stopped before N: "nothing
+left to do" means every distinct input of the target's strategy was tried), seconds, the
+slowest example, failures, and the calls refused by error type (ValueError / TypeError: the expected refusals of bad input, with a
 message naming the argument), then a total; the falsifying example of a failure (hypothesis'
 report, with its reproduce blob) follows the table. Exits 1 when any target failed. Examples
 are fresh random ones (derandomize off); the hypothesis database is not used.
@@ -39,17 +40,22 @@ def _child(name, examples, derandomize):
     import traceback
 
     import fuzz_targets
+    from hypothesis.statistics import collector
 
     start = time.perf_counter()
     failure = None
+    stats = []
     try:
-        fuzz_targets.make_test(name, examples, derandomize=derandomize)()
+        with collector.with_value(stats.append):  # hypothesis' statistics: why it stopped
+            fuzz_targets.make_test(name, examples, derandomize=derandomize)()
     except BaseException as exc:  # noqa: BLE001 - every failure is reported
         failure = "".join(traceback.format_exception(exc))
     seconds = time.perf_counter() - start
     runs, slowest = fuzz_targets.TIMING[name]
+    stopped = stats[-1].get("stopped-because") if stats else None
     print("FUZZ-RESULT " + json.dumps({"target": name, "examples": runs, "seconds": seconds, "slowest": slowest,
-                                       "outcomes": dict(fuzz_targets.OUTCOMES[name]), "failure": failure}))
+                                       "outcomes": dict(fuzz_targets.OUTCOMES[name]), "failure": failure,
+                                       "stopped": stopped}))
 
 
 def _run(name, examples, derandomize, timeout):
@@ -106,8 +112,9 @@ def main(argv=None):
         per = f"{1000 * r['seconds'] / ex:7.2f}" if ex else "      -"
         slow = f"{r['slowest']:8.3f}" if r["slowest"] is not None else "       -"
         refusals = ", ".join(f"{k} {v}" for k, v in sorted(r["outcomes"].items()) if k != "ok")
+        stopped = f"  [stopped: {r['stopped']}]" if r.get("stopped") and ex != args.examples else ""
         print(f"{r['target']:32s} {ex if ex is not None else '-':>9} {r['seconds']:9.1f} {per} {slow} "
-              f"{1 if r['failure'] else 0:5d}  ok {r['outcomes'].get('ok', 0)}; {refusals}", flush=True)
+              f"{1 if r['failure'] else 0:5d}  ok {r['outcomes'].get('ok', 0)}; {refusals}{stopped}", flush=True)
 
     results = []
     done = {}
