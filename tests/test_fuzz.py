@@ -328,3 +328,29 @@ def test_operator_products_that_overflow_are_refused_naming_x():
         warnings.simplefilter("error", RuntimeWarning)  # "overflow encountered in matmul" and inf before
         with pytest.raises(ValueError, match="X"):
             op.apply(np.array([[3e38]]))
+
+
+def test_epsilons_near_the_lower_limit_are_split_inside_it_or_refused_naming_epsilon():
+    # long fuzz run (m2m_regression, example 54491): epsilon = 9.4e-30 is inside the documented
+    # range [2**-100, 2**100], but the automatic split gave the count 1.9e-31 and the refusal
+    # named the internal 'epsilon_count'; and budget_split probed shares of 1e-29 below the
+    # range, refusing a valid epsilon
+    from pysketch.features import make_feature_map
+    from pysketch.privacy import make_private
+    from pysketch.privacy.mechanisms import EPSILON_EXPONENT
+    from pysketch.privacy.nsr import budget_split
+
+    floor = math.ldexp(1.0, -EPSILON_EXPONENT)
+    X = np.random.default_rng(0).uniform(size=(11, 1))
+    sk = make_feature_map(1, 8, "complex", random_state=0).sketch(X)
+    for eps in (1e-29, 2.02 * floor, 1e-20):
+        rec = make_private(sk, eps, insecure_seed=0).privacy
+        assert floor <= rec.epsilon_count and floor <= rec.epsilon_sum
+        assert rec.epsilon_sum + rec.epsilon_count == pytest.approx(eps, rel=1e-12)
+    with pytest.raises(ValueError, match=r"epsilon=.* too small to split"):
+        make_private(sk, 1.5 * floor)
+    with pytest.raises(ValueError, match=r"epsilon=9.44.*split 0.98 gives the count an epsilon of 1.89e-31"):
+        make_private(sk, 9.44389311748805e-30, split=0.98)
+    g = budget_split(64, 1e-29, 1e4, delta=1e-5, mechanism="gaussian")
+    assert floor <= g * 1e-29 and floor <= (1 - g) * 1e-29
+    assert budget_split(64, 1.0, 1e4) == 0.9787836589381748  # bit for bit as before at ordinary epsilons

@@ -13,7 +13,7 @@ import numbers
 from scipy import optimize
 
 from .._checks import check_positive
-from .mechanisms import analytic_gaussian_sigma, check_epsilon
+from .mechanisms import EPSILON_EXPONENT, analytic_gaussian_sigma, check_epsilon
 
 __all__ = ["DEFAULT_C0", "nsr_max", "nsr_public_count", "nsr_noisy_count", "noise_energy", "n0", "budget_split",
            "sketch_size_range", "choose_sketch_size"]
@@ -65,6 +65,10 @@ def n0(m, epsilon, nsr_max_value):
     return m * max(1.0 / nsr_max_value, 1.0 / (epsilon * math.sqrt(nsr_max_value)))
 
 
+def _logit(p):
+    return math.log(p) - math.log1p(-p)
+
+
 def budget_split(m, epsilon, n, *, delta=0.0, mechanism="laplace", features_per_record=None, c0=DEFAULT_C0):
     """gamma in (0, 1): the share of epsilon given to the sum (the count gets the rest),
     minimizing the Cramer-Rao NSR (1 + sigma_zeta^2/(2n^2)) (NSR(sigma_xi) + 1) - 1 at a
@@ -73,9 +77,16 @@ def budget_split(m, epsilon, n, *, delta=0.0, mechanism="laplace", features_per_
     sigma_zeta^2 = 2 / ((1-gamma) eps)^2."""
     for name, v in (("m", m), ("n", n)):
         check_positive(v, name)
-    check_epsilon(epsilon)
+    epsilon = check_epsilon(epsilon)
     r = m if features_per_record is None else features_per_record
     alpha = r / m
+    # both shares must stay within the mechanisms' range of epsilon: g eps >= 2**-E and
+    # (1 - g) eps >= 2**-E, which bounds the search (and leaves nothing at the smallest eps)
+    share = math.ldexp(1.0, -EPSILON_EXPONENT) / epsilon * (1.0 + 1e-9)
+    if share >= 0.5:
+        raise ValueError(f"epsilon={epsilon!r} is too small to split between the sum and the count: each share "
+                         f"must be at least 2**-{EPSILON_EXPONENT}; use a larger epsilon")
+    lo, hi = max(-20.0, _logit(share)), min(30.0, -_logit(share))
 
     def objective(logit):
         g = 1.0 / (1.0 + math.exp(-logit))
@@ -83,7 +94,7 @@ def budget_split(m, epsilon, n, *, delta=0.0, mechanism="laplace", features_per_
         sz2 = 2.0 / ((1.0 - g) * epsilon) ** 2
         return math.log(nsr_noisy_count(nsr_public_count(n, m, sx2, c0=c0, alpha=alpha), n, sz2))
 
-    res = optimize.minimize_scalar(objective, bounds=(-20.0, 30.0), method="bounded",
+    res = optimize.minimize_scalar(objective, bounds=(lo, hi), method="bounded",
                                    options={"xatol": 1e-10, "maxiter": 500})
     return 1.0 / (1.0 + math.exp(-res.x))
 

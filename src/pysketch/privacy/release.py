@@ -27,7 +27,8 @@ import numpy as np
 from .._checks import check_relation
 from ..sketch import Sketch
 from .accountant import charge
-from .mechanisms import Gaussian, Laplace, check_delta, check_epsilon, noise_source, noisy_count
+from .mechanisms import (EPSILON_EXPONENT, Gaussian, Laplace, check_delta, check_epsilon, noise_source,
+                         noisy_count)
 from .nsr import DEFAULT_C0, budget_split, n0
 from .private_sketch import PrivacyRecord, PrivateSketch
 from .subsampling import epsilon_before_subsampling
@@ -57,7 +58,17 @@ class ReleasePlan:
     def with_budget(self, epsilon, delta):
         """The same mechanism and split for another (epsilon, delta)."""
         eps_count = epsilon - self.split * epsilon if self.neighbouring == "add_remove" else 0.0
-        return dataclasses.replace(self, epsilon=epsilon, delta=delta, epsilon_sum=epsilon - eps_count,
+        eps_sum = epsilon - eps_count
+        for part, value in (("sum", eps_sum), ("count", eps_count)):
+            if value > 0 or part == "sum":
+                try:
+                    check_epsilon(value)
+                except ValueError:  # a share outside the mechanisms' range: named by the user's arguments
+                    raise ValueError(f"epsilon={epsilon!r} with split {self.split:.6g} gives the {part} an "
+                                     f"epsilon of {value:.3g}, outside the supported range "
+                                     f"[2**-{EPSILON_EXPONENT}, 2**{EPSILON_EXPONENT}]: use a larger epsilon "
+                                     f"or a split nearer 1/2") from None
+        return dataclasses.replace(self, epsilon=epsilon, delta=delta, epsilon_sum=eps_sum,
                                    epsilon_count=eps_count)
 
     @property
