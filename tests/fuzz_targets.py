@@ -1185,7 +1185,7 @@ def _make_private(data):
         delta = 1e-5
     split = pick((None, 0.5, 0.99), (0.0, 1.0, -0.1, math.nan), "split")
     n_lower = pick((None, 10), (0, -5, math.nan, math.inf), "n_lower")
-    fraction = pick((None, 0.5, 1.0), (0.0, 1.5, math.nan), "data_fraction")
+    fraction = pick((None, 0.5, 1.0) if nb == "add_remove" else (None,), (0.0, 1.5, math.nan), "data_fraction")
     data_norm = None
     if fm.kind == "quadratic":
         data_norm = pick((max(float(np.linalg.norm(X, axis=1).max()), 1e-3),), (0.0, math.nan, -1.0), "data_norm")
@@ -1196,6 +1196,8 @@ def _make_private(data):
                      "epsilon", "delta", "neighbouring", "mechanism", "split", "n_lower", "data_fraction",
                      "data_norm", "budget", "sensitivity")
     spent = acc.spent if hasattr(acc, "spent") else None
+    if good:  # every parameter valid: a refusal is a bug (a valid epsilon refused "by name" included)
+        assert ok, f"valid parameters refused: {ps!r}"
     if not ok:
         return
     assert valid_epsilon(eps), f"epsilon={eps!r} accepted"

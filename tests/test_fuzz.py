@@ -354,3 +354,20 @@ def test_epsilons_near_the_lower_limit_are_split_inside_it_or_refused_naming_eps
     g = budget_split(64, 1e-29, 1e4, delta=1e-5, mechanism="gaussian")
     assert floor <= g * 1e-29 and floor <= (1 - g) * 1e-29
     assert budget_split(64, 1.0, 1e4) == 0.9787836589381748  # bit for bit as before at ordinary epsilons
+
+
+def test_a_refused_data_fraction_charges_nothing():
+    # make_private charged the accountant before checking data_fraction (found while making
+    # the fuzz target assert that valid parameters are never refused)
+    from pysketch.features import make_feature_map
+    from pysketch.privacy import BudgetAccountant, make_private
+
+    sk = make_feature_map(1, 8, "complex", random_state=0).sketch(np.zeros((5, 1)))
+    acc = BudgetAccountant(10.0, 0.5)
+    with pytest.raises(ValueError, match="data_fraction"):
+        make_private(sk, 1.0, neighbouring="replace", data_fraction=0.5, accountant=acc)
+    with pytest.raises(ValueError, match="data_fraction"):
+        make_private(sk, 1.0, 0.4, data_fraction=0.3, accountant=acc)  # delta / fraction >= 1
+    assert acc.history == []
+    make_private(sk, 1.0, data_fraction=0.5, accountant=acc)
+    assert acc.history == [(1.0, 0.0, "make_private")]  # the whole-dataset guarantee, not the calibration's

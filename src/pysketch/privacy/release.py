@@ -126,10 +126,9 @@ def make_private(sketch, epsilon, delta=0.0, *, neighbouring="add_remove", mecha
                         split=split, n_lower=n_lower, features_per_record=features_per_record)
     if sensitivity is None:
         sensitivity = sketch_sensitivity(sketch, plan.sensitivity_norm, neighbouring, data_norm=data_norm)
-    charge(accountant, plan.epsilon, plan.delta, "make_private")
-    source = noise_source(insecure_seed)
+    spend = (plan.epsilon, plan.delta)  # the guarantee for the whole dataset: what is charged
     amplification = {}
-    if data_fraction is not None:
+    if data_fraction is not None:  # checked (and the plan recalibrated) before anything is charged
         if neighbouring != "add_remove":
             raise ValueError("data_fraction (Poisson subsampling amplification) is for neighbouring='add_remove'")
         eps_cal = epsilon_before_subsampling(plan.epsilon, data_fraction)
@@ -142,6 +141,8 @@ def make_private(sketch, epsilon, delta=0.0, *, neighbouring="add_remove", mecha
                              data_fraction=float(data_fraction), epsilon_before_amplification=float(eps_cal),
                              delta_before_amplification=float(delta_cal))
         plan = plan.with_budget(eps_cal, delta_cal)
+    charge(accountant, *spend, "make_private")
+    source = noise_source(insecure_seed)
     return release(sketch, plan, source, sensitivity=sensitivity, features_per_record=features_per_record,
                    **amplification)
 
