@@ -445,6 +445,11 @@ def valid_epsilon(e):
     return isinstance(e, (int, float)) and not isinstance(e, bool) and math.isfinite(e) and e > 0
 
 
+def in_range_epsilon(e):
+    """A valid epsilon inside the documented range 2**-100 .. 2**100 (EPSILON_EXPONENT)."""
+    return valid_epsilon(e) and math.ldexp(1.0, -100) <= e <= math.ldexp(1.0, 100)
+
+
 def valid_delta(x, positive=False):
     return (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
             and (0 < x < 1 if positive else 0 <= x < 1))
@@ -1228,6 +1233,7 @@ def _mechanisms(data):
     name = data.draw(st.sampled_from(("Laplace", "Gaussian")), label="mechanism")
     eps = data.draw(epsilons(), label="epsilon")
     sens = data.draw(st.one_of(st.sampled_from((1.0, 2.5, 1e-3)), st.sampled_from(BAD_NUMBERS)), label="sensitivity")
+    good_sens = valid_epsilon(sens) and sens in (1.0, 2.5, 1e-3)  # (True == 1.0: not a sensitivity)
     if name == "Laplace":
         ok, mech = attempt(lambda: Laplace(eps, sens, insecure_seed=0), "epsilon", "sensitivity")
     else:
@@ -1239,6 +1245,10 @@ def _mechanisms(data):
             assert valid_delta(delta, positive=True) and cal in ("analytic", "classical")
             if cal == "classical":
                 assert eps < 1
+        elif in_range_epsilon(eps) and good_sens and valid_delta(delta, positive=True):
+            assert cal == "x" or cal == "classical" and eps >= 1, f"valid arguments refused: {mech!r}"
+    if name == "Laplace" and not ok and in_range_epsilon(eps) and good_sens:
+        raise AssertionError(f"valid arguments refused: {mech!r}")
     if not ok:
         return
     assert valid_epsilon(eps) and valid_epsilon(sens)
@@ -1269,7 +1279,7 @@ def _gaussian_calibration(data):
     ok, sigma_c = attempt(lambda: classical_gaussian_sigma(eps, delta, sens), "epsilon", "delta", "sensitivity")
     if ok:
         assert valid_epsilon(eps) and eps < 1 and valid_delta(delta, positive=True)
-        assert sigma_c >= sens * math.sqrt(2 * math.log(1.25 / delta)) / eps * (1 - 1e-12)
+        assert sigma_c >= sens * math.sqrt(2 * (math.log(1.25) - math.log(delta))) / eps * (1 - 1e-12)
     s = data.draw(st.one_of(st.just(1.0), st.sampled_from(BAD_NUMBERS)), label="sigma")
     ok, dl = attempt(lambda: analytic_gaussian_delta(s, eps, sens), "sigma", "epsilon", "sensitivity")
     if ok:

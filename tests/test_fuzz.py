@@ -371,3 +371,14 @@ def test_a_refused_data_fraction_charges_nothing():
     assert acc.history == []
     make_private(sk, 1.0, data_fraction=0.5, accountant=acc)
     assert acc.history == [(1.0, 0.0, "make_private")]  # the whole-dataset guarantee, not the calibration's
+
+
+def test_classical_gaussian_at_a_subnormal_delta_is_finite():
+    # 1.25 / delta overflowed to inf at delta = 5e-324, and the classical calibration was
+    # refused for an infinite sigma (found when the mechanisms target began asserting that
+    # in-range arguments are accepted)
+    from pysketch.privacy import Gaussian, classical_gaussian_sigma
+
+    sigma = classical_gaussian_sigma(0.5, 5e-324, 1.0)
+    assert sigma == pytest.approx(math.sqrt(2 * (math.log(1.25) + 1074 * math.log(2))) / 0.5, rel=1e-3)
+    assert Gaussian(0.5, 5e-324, 1.0, calibration="classical", insecure_seed=0).scale >= sigma

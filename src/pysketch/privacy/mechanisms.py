@@ -304,7 +304,8 @@ def classical_gaussian_sigma(epsilon, delta, sensitivity=1.0):
     if epsilon >= 1:
         raise ValueError(f"the classical Gaussian mechanism needs epsilon < 1, got {epsilon}; "
                          "use calibration='analytic'")
-    return _finite_sigma(math.sqrt(2.0 * math.log(1.25 / delta)) * sensitivity / epsilon, sensitivity)
+    # ln 1.25 - ln delta, not ln(1.25 / delta): 1.25 / delta overflows for subnormal delta
+    return _finite_sigma(math.sqrt(2.0 * (math.log(1.25) - math.log(delta))) * sensitivity / epsilon, sensitivity)
 
 
 def _finite_sigma(sigma, sensitivity):

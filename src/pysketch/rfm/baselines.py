@@ -385,7 +385,7 @@ def dp_sgd_sigma(m, epsilon, delta, *, n_iter=None, step=None):
     a = 3.0 * m * math.log(2.0 * m / delta) / T
     ct = max(math.sqrt(a), a)
     sens = 4.0 * math.e * eta ** 2 * (1.0 + math.sqrt(eta * T)) ** 2 * T * (1.0 + ct) * (1.0 + T * (1.0 + ct) / m) / m
-    return math.sqrt(2.0 * math.log(2.5 / delta)) * sens / eps, sens
+    return math.sqrt(2.0 * (math.log(2.5) - math.log(delta))) * sens / eps, sens
 
 
 def expected_test_mse_dp_sgd(mse_nonprivate, mean_sq_feature_norm, m, epsilon, delta, *, n_iter=None, step=None):
@@ -526,7 +526,7 @@ def private_ridge(F, y, epsilon, delta, *, lam, feature_bound, label_bound, cali
         sigma, secure, guarantee, mech_name = G.effective_scale_, G.secure_noise, "worst-case", mechanism
     elif calibration == "paper":
         sens = 2.0 / (m * lam)
-        sigma = math.sqrt(2.0 * math.log(1.25 / delta)) * sens / eps
+        sigma = math.sqrt(2.0 * (math.log(1.25) - math.log(delta))) * sens / eps
         warnings.warn(f"private_ridge(calibration='paper') is NOT differentially private: Delta = 2/(m lam) = "
                       f"{sens:.4g} assumes a 1-Lipschitz loss; the squared loss's worst case is "
                       f"{ridge_sensitivity(m, lam, bp, by):.4g}", PrivacyLeakWarning, stacklevel=2)

@@ -126,7 +126,7 @@ def paper_sigma(n_frequencies, eta, epsilon, delta):
     sigma^2 = 8 ln(1.25/delta) / (N epsilon^2 (1 - 2 eta))."""
     eps = check_epsilon(epsilon)
     delta = check_delta(delta, positive=True)
-    return math.sqrt(2.0 * math.log(1.25 / delta)) * paper_sensitivity(n_frequencies, eta) / eps
+    return math.sqrt(2.0 * (math.log(1.25) - math.log(delta))) * paper_sensitivity(n_frequencies, eta) / eps
 
 
 def scale_labels(y, label_bound, n_max):
@@ -294,7 +294,7 @@ def output_perturbation(coef, epsilon, delta, *, n_frequencies, eta=3 / 8, calib
             raise ValueError(f"calibration='paper' uses the classical formula; mechanism must be None or "
                              f"'classical', got {mechanism!r}")
         sens = yn * paper_sensitivity(N, eta)
-        sigma = math.sqrt(2.0 * math.log(1.25 / delta)) * sens / eps
+        sigma = math.sqrt(2.0 * (math.log(1.25) - math.log(delta))) * sens / eps
         warnings.warn("output_perturbation(calibration='paper') is NOT differentially private: it applies "
                       f"Delta = 2/sqrt(N(1-2 eta)) = {sens:.4g} to features in layout {layout!r} and "
                       "sigma^2 = 2 ln(1.25/delta) Delta^2 / epsilon^2 at any epsilon, as the paper does "
