@@ -1311,11 +1311,11 @@ def _accountant(data):
     for _ in range(data.draw(st.integers(1, 4), label="spends")):
         e = data.draw(epsilons(), label="spend epsilon")
         dd = data.draw(deltas(), label="spend delta")
-        try:
-            ok, _ = attempt(lambda: acc.spend(e, dd), "epsilon", "delta")
-        except BudgetError:
-            ok = None
+        ok, refusal = attempt(lambda: acc.spend(e, dd), "epsilon", "delta")  # BudgetError is a ValueError
+        if isinstance(refusal, BudgetError):
             assert total_e + e > eps * (1 + 1e-12) or total_d + dd > delta, "an affordable spend was refused"
+        elif not ok and (valid_epsilon(e) or e == 0) and valid_delta(dd) and math.isfinite(total_e + e):
+            raise AssertionError(f"a valid spend ({e!r}, {dd!r}) was refused: {refusal!r}")
         if ok:
             # delta 1 may be spent from a budget of delta 1 (vacuous, but consistent accounting)
             assert (valid_epsilon(e) or e == 0) and (valid_delta(dd) or dd == 1 == delta)

@@ -112,7 +112,8 @@ def main(argv=None):
         per = f"{1000 * r['seconds'] / ex:7.2f}" if ex else "      -"
         slow = f"{r['slowest']:8.3f}" if r["slowest"] is not None else "       -"
         refusals = ", ".join(f"{k} {v}" for k, v in sorted(r["outcomes"].items()) if k != "ok")
-        stopped = f"  [stopped: {r['stopped']}]" if r.get("stopped") and ex != args.examples else ""
+        stopped = (f"  [stopped: {r['stopped']}]" if r.get("stopped") and ex != args.examples and not r["failure"]
+                   else "")
         print(f"{r['target']:32s} {ex if ex is not None else '-':>9} {r['seconds']:9.1f} {per} {slow} "
               f"{1 if r['failure'] else 0:5d}  ok {r['outcomes'].get('ok', 0)}; {refusals}{stopped}", flush=True)
 
