@@ -430,9 +430,15 @@ BAD_NUMBERS = (0.0, -1.0, math.nan, math.inf, -math.inf, -0.0, 1e-320, 1e308, "1
 BAD_INTS = (0, -1, 1.5, math.nan, "3", None, True, 2.0, np.int64(-3), 10**30)
 
 
+#: epsilons at the edges of the documented range 2**-100 .. 2**100 (and just outside), where
+#: a budget split or a calibration leaves the range: random floats rarely land there
+EDGE_EPSILONS = (math.ldexp(1.0, -100), math.ldexp(1.0, -100) * 0.999, math.ldexp(1.0, -99) * 1.01, 1e-29,
+                 1e-25, 1e-22, 1e-15, math.ldexp(1.0, 100), math.ldexp(1.0, 100) * 1.001, 1e25)
+
+
 def epsilons():
     return st.one_of(st.sampled_from((1.0, 0.5, 3.0, 1e-3, 50.0)), st.sampled_from(BAD_NUMBERS),
-                     st.floats(allow_nan=True, allow_infinity=True))
+                     st.sampled_from(EDGE_EPSILONS), st.floats(allow_nan=True, allow_infinity=True))
 
 
 def deltas():
@@ -1345,6 +1351,11 @@ def _nsr(data):
         "nsr_max": lambda: nsr.nsr_max(m, 2, 3),
     }
     ok, out = attempt(calls[fn], "epsilon", "m", "n", "n_clusters", "d", "nsr_max_value")
+    # in-range arguments must be accepted (budget_split needs both shares in range: eps >= 2**-99)
+    valid = in_range_epsilon(eps) and valid_int(m, 1) and (fn != "budget_split" or (
+        valid_int(n, 1) and eps >= math.ldexp(1.0, -99) * (1 + 1e-8)))
+    if fn in ("noise_energy", "budget_split", "n0") and valid:
+        assert ok, f"{fn} refused in-range arguments: {out!r}"
     if ok:
         assert finite(out), f"{fn} gave {out!r}"
         if fn in ("noise_energy", "budget_split", "sketch_size_range", "choose_sketch_size", "n0"):

@@ -382,3 +382,28 @@ def test_classical_gaussian_at_a_subnormal_delta_is_finite():
     sigma = classical_gaussian_sigma(0.5, 5e-324, 1.0)
     assert sigma == pytest.approx(math.sqrt(2 * (math.log(1.25) + 1074 * math.log(2))) / 0.5, rel=1e-3)
     assert Gaussian(0.5, 5e-324, 1.0, calibration="classical", insecure_seed=0).scale >= sigma
+
+
+@pytest.mark.parametrize("log2_eps", [40, 60, 80, 100])
+def test_analytic_gaussian_is_calibrated_at_huge_epsilons(log2_eps):
+    # 2**100 is inside the documented range. There D/(2 sigma) and eps sigma/D are both 8e14
+    # and cancel in a; eps and log Phi(b) are both 1e30 and cancelled in the old exponent: the
+    # computed delta was noise, and a sigma of 8.1e-14 for sensitivity 129 gave delta = 1.0
+    # (found when the fuzz targets began drawing epsilons at the range's edges)
+    from pysketch.privacy import analytic_gaussian_delta, analytic_gaussian_sigma
+
+    eps = math.ldexp(1.0, log2_eps)
+    for sens in (1.0, 129.0, 1e-3):
+        sigma = analytic_gaussian_sigma(eps, 0.1, sens)
+        assert analytic_gaussian_delta(sigma, eps, sens) <= 0.1
+        # delta ~ Phi(a) with a = sqrt(eps/2) (1/(s sqrt(2 eps)) - s sqrt(2 eps)), s = sigma/sens:
+        # the root is s sqrt(2 eps) = 1 - z/sqrt(2 eps)-ish, within 1e-9 of 1 here
+        assert sigma / sens * math.sqrt(2 * eps) == pytest.approx(1.0, abs=1e-5)
+        # delta is non-increasing in sigma, ulp by ulp, around the calibration
+        s, deltas = sigma, []
+        for _ in range(40):
+            s = math.nextafter(s, 0.0)
+        for _ in range(80):
+            deltas.append(analytic_gaussian_delta(s, eps, sens))
+            s = math.nextafter(s, math.inf)
+        assert all(x >= y for x, y in zip(deltas, deltas[1:]))

@@ -257,12 +257,32 @@ def analytic_gaussian_delta(sigma, epsilon, sensitivity=1.0):
 
 def _log_analytic_delta(sigma, epsilon, sensitivity):
     """log of analytic_gaussian_delta, finite where delta itself underflows (large epsilon
-    sigma: at epsilon = 20, sigma = e, delta ~ e^-1460); -inf where delta <= 0 in rounding."""
-    a = sensitivity / (2.0 * sigma) - epsilon * sigma / sensitivity
-    b = -sensitivity / (2.0 * sigma) - epsilon * sigma / sensitivity
-    la, lb = float(special.log_ndtr(a)), float(special.log_ndtr(b))
-    t = epsilon + lb - la
+    sigma: at epsilon = 20, sigma = e, delta ~ e^-1460); -inf where delta <= 0 in rounding.
+
+    With a = D/(2s) - eps s/D and b = -D/(2s) - eps s/D, eps - b^2/2 = -a^2/2 exactly, so
+    the second term is e^eps Phi(b) = phi(a) M(b), M(b) = Phi(b)/phi(b) = sqrt(pi/2)
+    erfcx(-b/sqrt 2) (Mills' ratio): no e^eps, and no cancellation of eps against log Phi(b)
+    (at eps = 2**100 both are 1e30). When the two terms of a are large, a is computed
+    exactly from the floats (they cancel: at eps = 2**100, a ~ 1 from terms of 8e14)."""
+    u, v = sensitivity / (2.0 * sigma), epsilon * sigma / sensitivity
+    if max(u, v) > 2.0 ** 20 and abs(u - v) < 2.0 ** -20 * max(u, v):  # they cancel
+        fs, fd = Fraction(sigma), Fraction(sensitivity)
+        a = float(fd / (2 * fs) - Fraction(epsilon) * fs / fd)
+    else:
+        a = u - v
+    b = -u - v
+    la = float(special.log_ndtr(a))
+    x = -b * _SQRT_HALF  # > 0; log erfcx(x) = -log(x sqrt(pi)) - 1/(2 x^2) + ... for large x
+    log_erfcx = math.log(float(special.erfcx(x))) if x < 1e100 else -math.log(x) - _LOG_SQRT_PI
+    log_second = -0.5 * a * a - _LOG_SQRT_2PI + _LOG_SQRT_HALF_PI + log_erfcx
+    t = log_second - la
     return la + math.log(-math.expm1(t)) if t < 0 else -math.inf
+
+
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+_LOG_SQRT_HALF_PI = 0.5 * math.log(0.5 * math.pi)
+_LOG_SQRT_PI = 0.5 * math.log(math.pi)
+_SQRT_HALF = math.sqrt(0.5)
 
 
 def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
@@ -271,7 +291,10 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
     = delta (Balle & Wang 2018, Algorithm 1 solves the same equation in another
     variable), solved by bracketing and Brent's method to a relative 1e-12 in sigma and
     rounded up, so the delta it gives never exceeds the target and is within 1e-9 of it
-    (relative). Valid for every epsilon > 0 (unlike the classical formula).
+    (relative). Valid for every epsilon > 0 (unlike the classical formula). Beyond
+    epsilon ~ 1e25, delta changes by orders of magnitude from one float sigma to the next
+    (a = D/(2 sigma) - eps sigma/D moves by ~sqrt(eps) 2**-53 per ulp): the sigma returned
+    then gives a delta at most the target, possibly far below it.
 
     Reference values (notes seed000 sec. 3.2, Delta = 1): (1, 1e-8) -> 5.10031,
     (0.1, 1e-5) -> 30.7496, (10, 1e-8) -> 0.615846."""
@@ -292,7 +315,12 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
     s = math.exp(root)
     while analytic_gaussian_delta(s, epsilon, 1.0) > delta:  # round up: never above the target
         s *= 1.0 + 1e-13
-    return _finite_sigma(s * sensitivity, sensitivity)
+    sigma = _finite_sigma(s * sensitivity, sensitivity)
+    # s * sensitivity is rounded: at a huge epsilon one ulp of sigma moves delta (a = D/(2 sigma)
+    # - eps sigma/D is the difference of two terms near sqrt(eps/2)); check the sigma returned
+    while math.exp(_log_analytic_delta(sigma, epsilon, sensitivity)) > delta:
+        sigma = math.nextafter(sigma, math.inf)
+    return sigma
 
 
 def classical_gaussian_sigma(epsilon, delta, sensitivity=1.0):
