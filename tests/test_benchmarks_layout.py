@@ -48,3 +48,21 @@ def test_script_starts_from_the_repository_root(path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.startswith("usage:")
+
+
+def test_every_mutation_check_fault_still_finds_its_line():
+    # benchmarks/reports/mutation_check.py refuses a fault whose old text is not exactly once
+    # in its file; this keeps the list in step with the code it mutates
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mutation_check", os.path.join(BENCH, "reports",
+                                                                                 "mutation_check.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert len(module.FAULTS) >= 10
+    for name, path, old, new, tests in module.FAULTS:
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            assert f.read().count(old) == 1, f"{name}: {old!r} is not exactly once in {path}"
+        assert old != new and tests
+        for t in tests:
+            assert os.path.exists(os.path.join(ROOT, t.split("::")[0])), t
