@@ -210,6 +210,17 @@ def close(a, b, rtol=1e-9):
     return bool(np.allclose(a, b, rtol=rtol, atol=rtol * scale, equal_nan=True))
 
 
+def close_product(P, A, B, rtol):
+    """P is A @ B to rtol of the computation's magnitudes, not of the result: a structured
+    operator (R3, GR2, Fastfood) mixes every input coordinate through its Hadamard stages,
+    so its rounding is relative to ||a||_1 max|B| even where the dense B has a zero (the
+    10^5 run's operator_apply, example 3589: a float32 R3 product of x = (0.13, 7e4, ...)
+    with a zero weight on the 7e4 gave -0.2459 for -0.2474; float32's ulp at 7e4 is 0.008)."""
+    P, A, B = np.asarray(P), np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64)
+    bound = np.abs(A) @ np.abs(B) + np.abs(A).sum(axis=1, keepdims=True) * np.abs(B).max(initial=0.0)
+    return P.shape == bound.shape and bool(np.all(np.abs(P - A @ B) <= rtol * np.maximum(bound, 1.0)))
+
+
 def snapshot(X):
     """What `unchanged` compares: a copy of an ndarray input (None otherwise)."""
     return (X.dtype, X.copy()) if isinstance(X, np.ndarray) else None
@@ -696,14 +707,14 @@ def _operator_apply(data):
         assert T.shape == ((m,) if single else (np.shape(case.ref)[0], m))
         if case.shape_kind == "ok" and np.abs(case.ref).max(initial=0.0) < 1e30:
             assert finite(T)
-            tol = 1e-9 if dtype == np.float64 else 1e-3
-            assert close(T, case.ref @ W, tol)
+            tol = 1e-9 if dtype == np.float64 else 1e-5
+            assert close_product(T, case.ref, W, tol)
         if ref_ok:
             assert close(T, T_ref, 1e-12 if dtype == np.float64 else 1e-6)
     V = clean_rows(data, m, n_max=4)
     ok, A = attempt(lambda: op.adjoint(V), "V")
     if ok:
-        assert A.shape == (V.shape[0], d) and close(A, V @ W.T, 1e-9 if dtype == np.float64 else 1e-3)
+        assert A.shape == (V.shape[0], d) and close_product(A, V, W.T, 1e-9 if dtype == np.float64 else 1e-5)
 
 
 @target("dense_operator")
