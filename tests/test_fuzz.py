@@ -407,3 +407,16 @@ def test_analytic_gaussian_is_calibrated_at_huge_epsilons(log2_eps):
             deltas.append(analytic_gaussian_delta(s, eps, sens))
             s = math.nextafter(s, math.inf)
         assert all(x >= y for x, y in zip(deltas, deltas[1:]))
+
+
+def test_mixture_kmeans_refuses_complex_means_and_weights():
+    # np.asarray(complex, dtype=float64) dropped the imaginary part (even an infinite one):
+    # complex means were accepted (the 10^5 run's mixture_kmeans, example 5751)
+    from pysketch.decoders import mixture_kmeans
+
+    with pytest.raises(TypeError, match="means must be an array of real numbers"):
+        mixture_kmeans(np.array([[1 + 1j]]), [1.0], [1.0], 1)
+    with pytest.raises(TypeError, match="weights"):
+        mixture_kmeans(np.array([[1.0]]), [1.0], [1 + 0j], 1)
+    centers, share = mixture_kmeans(np.array([[0.0], [5.0]]), [1.0, 1.0], [1, 3], 1, n_draws=400, random_state=0)
+    assert centers.shape == (1, 1) and share.tolist() == [1.0]

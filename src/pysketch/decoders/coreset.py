@@ -119,13 +119,14 @@ def mixture_kmeans(means, variances, weights, n_clusters, *, n_draws=50_000, n_i
     themselves when n_atoms <= n_clusters)."""
     from ..metrics import kmeans_plus_plus
 
-    from .._checks import check_int
+    from .._checks import check_int, real_array, real_rows
 
-    means = np.asarray(means, dtype=np.float64)
-    if means.ndim != 2 or means.shape[0] < 1 or not np.isfinite(means).all():
+    # real numbers only: a complex array cast to float64 would lose its imaginary part silently
+    means = np.asarray(real_rows(means, "means"), dtype=np.float64)
+    if not np.isfinite(means).all():
         raise ValueError(f"means must be a finite (n_atoms, d) array with n_atoms >= 1, got shape {means.shape}")
-    variances = np.asarray(variances, dtype=np.float64)
-    w = np.asarray(weights, dtype=np.float64)
+    variances = np.asarray(real_array(variances, "variances"), dtype=np.float64)
+    w = np.asarray(real_array(weights, "weights"), dtype=np.float64)
     for name, v in (("variances", variances), ("weights", w)):
         if v.shape != (means.shape[0],) or not np.isfinite(v).all() or (v < 0).any():
             raise ValueError(f"{name} must be {means.shape[0]} finite numbers >= 0, got shape {v.shape}")
