@@ -133,6 +133,8 @@ def make_test(name, examples=None, derandomize=None):
             # numpy's overflow / invalid-value warnings are bugs (the library's own RuntimeWarnings,
             # such as a record rescaled onto data_norm, are notices)
             warnings.filterwarnings("error", message=".*encountered in", category=RuntimeWarning)
+            # a complex value cast to real loses its imaginary part silently: a bug, never a notice
+            warnings.filterwarnings("error", category=np.exceptions.ComplexWarning)
             with cheap_decoding():
                 body(data)
         timing = TIMING[name]
