@@ -420,3 +420,17 @@ def test_mixture_kmeans_refuses_complex_means_and_weights():
         mixture_kmeans(np.array([[1.0]]), [1.0], [1 + 0j], 1)
     centers, share = mixture_kmeans(np.array([[0.0], [5.0]]), [1.0, 1.0], [1, 3], 1, n_draws=400, random_state=0)
     assert centers.shape == (1, 1) and share.tolist() == [1.0]
+
+
+def test_mixture_kmeans_refuses_means_beyond_the_data_range():
+    # means of 1e200: the squared distances of the draws overflowed with numpy's warning
+    # (the final 10^5 run's mixture_kmeans)
+    from pysketch.decoders import mixture_kmeans
+
+    with pytest.raises(ValueError, match="magnitude of the means"):
+        mixture_kmeans(np.array([[1e200], [-1e200]]), [1.0, 1.0], [0.5, 0.5], 1)
+    with pytest.raises(ValueError, match="magnitude of the variances"):
+        mixture_kmeans(np.array([[0.0], [1.0]]), [1e306, 1.0], [0.5, 0.5], 1)
+    centers, _ = mixture_kmeans(np.array([[1e150], [-1e150]]), [1.0, 1.0], [0.5, 0.5], 1, n_draws=100,
+                                random_state=0)
+    assert np.isfinite(centers).all()

@@ -120,6 +120,7 @@ def mixture_kmeans(means, variances, weights, n_clusters, *, n_draws=50_000, n_i
     from ..metrics import kmeans_plus_plus
 
     from .._checks import check_int, real_array, real_rows
+    from ..kernel_scale import check_data_magnitude
 
     # real numbers only: a complex array cast to float64 would lose its imaginary part silently
     means = np.asarray(real_rows(means, "means"), dtype=np.float64)
@@ -132,6 +133,10 @@ def mixture_kmeans(means, variances, weights, n_clusters, *, n_draws=50_000, n_i
             raise ValueError(f"{name} must be {means.shape[0]} finite numbers >= 0, got shape {v.shape}")
     if not w.sum() > 0:
         raise ValueError("weights must not all be 0")
+    # the draws' squared distances must not overflow: means and standard deviations within the
+    # data's supported magnitude (as every entry point taking data)
+    check_data_magnitude(np.abs(means).max(), "the means")
+    check_data_magnitude(math.sqrt(variances.max()), "the variances' square roots")
     n_clusters = check_int(n_clusters, "n_clusters")
     n_draws = check_int(n_draws, "n_draws")
     rng = as_generator(random_state)
