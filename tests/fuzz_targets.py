@@ -571,7 +571,12 @@ def _fwht(data):
     ref = None if case.ref is None else (case.ref if rows is not None else case.ref[0])
     normalized = data.draw(st.booleans(), label="normalized")
     snap = snapshot(X)
-    ok, out = attempt(lambda: pysketch.fwht(X, normalized=normalized), "x")
+    with warnings.catch_warnings():
+        # fwht's own, documented like numpy's: a finite input whose transform overflows the
+        # dtype gives infinity with "overflow encountered in fwht" (the 10^5 run's fwht,
+        # example 8638: float32 values near 3e38, n = 2)
+        warnings.filterwarnings("ignore", message="overflow encountered in fwht", category=RuntimeWarning)
+        ok, out = attempt(lambda: pysketch.fwht(X, normalized=normalized), "x")
     assert unchanged(X, snap)
     power = n >= 1 and (n & (n - 1)) == 0
     if not power or case.meaning == "bad" or not np.isfinite(ref).all():
@@ -580,8 +585,11 @@ def _fwht(data):
     if case.meaning == "numeric" and case.dtype in ("float64", "float32"):
         assert ok, out
     if ok:
-        assert out.shape == np.shape(X) and finite(out) or not np.isfinite(ref).all() or np.abs(ref).max() > 1e290
-        clean = pysketch.fwht(np.ascontiguousarray(ref, dtype=out.dtype), normalized=normalized)
+        overflow = np.abs(ref).max(initial=0.0) * n > float(np.finfo(out.dtype).max) / 2
+        assert out.shape == np.shape(X) and (finite(out) or overflow or np.abs(ref).max() > 1e290)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="overflow encountered in fwht", category=RuntimeWarning)
+            clean = pysketch.fwht(np.ascontiguousarray(ref, dtype=out.dtype), normalized=normalized)
         assert close(out, clean, 1e-12 if out.dtype == np.float64 else 1e-5)
         if out.dtype == np.float64 and np.abs(ref).max(initial=0) < 1e100:
             back = pysketch.fwht(out, normalized=normalized)
