@@ -1033,16 +1033,22 @@ def _mixture_estimator(cls_name, data, k, d, bounds, **extra):
     return est
 
 
-@target("kmeans_fit")
-def _kmeans_fit(data):
-    d = data.draw(st.integers(1, 3), label="d")
-    k = data.draw(st.integers(1, K_MAX), label="k")
+def _mixture_data(data, d):
+    """The records and the box of a k-means / GMM fit: (case, bounds, good)."""
     case = data.draw(data_cases(d, n_max=20), label="X")
     X0 = case.ref if case.valid else clean_rows(data, d)
     bounds, good = bounds_for(data, X0, d)
     if case.shape_kind == "columns" and d == 1 and np.size(bounds[0]) == 2 and good is False and np.isfinite(
             bounds[0]).all():
         good = None  # lower of length 2 fits the 2 columns, upper of length 1 broadcasts
+    return case, bounds, good
+
+
+@target("kmeans_fit")
+def _kmeans_fit(data):
+    d = data.draw(st.integers(1, 3), label="d")
+    k = data.draw(st.integers(1, K_MAX), label="k")
+    case, bounds, good = _mixture_data(data, d)
     eps = data.draw(st.one_of(st.none(), epsilons()), label="epsilon")
     est = _mixture_estimator("CompressiveKMeans", data, k, d, bounds, epsilon=eps)
     ok, model, ref_ok, ref_model = run_data(est.fit, case, names=("X", "bounds", "epsilon", "delta", "n_clusters",
@@ -1070,12 +1076,7 @@ def _kmeans_fit(data):
 def _gmm_fit(data):
     d = data.draw(st.integers(1, 3), label="d")
     k = data.draw(st.integers(1, 2), label="k")
-    case = data.draw(data_cases(d, n_max=20), label="X")
-    X0 = case.ref if case.valid else clean_rows(data, d)
-    bounds, good = bounds_for(data, X0, d)
-    if case.shape_kind == "columns" and d == 1 and np.size(bounds[0]) == 2 and good is False and np.isfinite(
-            bounds[0]).all():
-        good = None  # lower of length 2 fits the 2 columns, upper of length 1 broadcasts
+    case, bounds, good = _mixture_data(data, d)
     eps = data.draw(st.one_of(st.none(), epsilons()), label="epsilon")
     delta = data.draw(deltas(), label="delta") if eps is not None else 0.0
     est = _mixture_estimator("CompressiveGaussianMixture", data, k, d, bounds, epsilon=eps, delta=delta)
