@@ -301,15 +301,16 @@ class _CompressiveMixture(BaseEstimator):
         return False
 
     def _decode(self, sketch, bounds, rng, what="bounds"):
-        """Decode in the power-of-two unit of the box (see "Data scale" in the class
-        docstring; `what` names the box in the refusal beyond the supported scale)."""
+        """Decode in the frame of the box (see "Data scale" in the class docstring; `what`
+        names the box in the refusal beyond the supported scale)."""
         fm = sketch.feature_map
         lo, hi = check_bounds(bounds, fm.d)
         unit = _decode_unit((lo, hi), what)
-        problem = DecodingProblem.from_sketch(sketch).in_units(unit)
+        origin, half = _box_frame(lo, hi)
+        problem = DecodingProblem.from_sketch(sketch).in_units(half, origin)
         decoder = DECODERS.get(self._decoder_name())()
-        sol = decoder.decode(problem, self._n_atoms(), lo / unit, hi / unit, atoms=self._atoms, n_init=self.n_init,
-                             random_state=rng)
+        sol = decoder.decode(problem, self._n_atoms(), (lo - origin) / half, (hi - origin) / half, atoms=self._atoms,
+                             n_init=self.n_init, random_state=rng)
         sol = problem.to_data_units(sol)
         self.data_unit_ = unit
         self.sketch_ = sketch
@@ -372,6 +373,16 @@ def _decode_unit(bounds, what):
 
     lo, hi = bounds
     return data_unit(max(float(np.max(np.abs(lo))), float(np.max(np.abs(hi)))), what)
+
+
+def _box_frame(lo, hi):
+    """(origin, unit) of the frame the decoders work in for the box [lo, hi]: its centre and
+    its largest half-width, so that the box becomes [-1, 1] along its widest coordinate at
+    any scale and offset of the data (DecodingProblem.in_units). Computed by halves: no
+    overflow for boxes within the supported magnitude."""
+    origin = 0.5 * lo + 0.5 * hi
+    half = float(np.max(0.5 * hi - 0.5 * lo))
+    return origin, half
 
 
 #: float32 sketches hold frequencies up to about 3.4e38 (2^128) and records of that size:
@@ -558,7 +569,8 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
         decoder='coreset' only: the over-complete mixture, rows (mean, variance).
     n_features_in_, n_iter_
     data_unit_ : float
-        The power of two the decoder worked in (see "Data scale"; 1 for data of order one).
+        The power of two in which inertia_ and score are summed (see "Data scale"; 1 for a
+        box whose largest |coordinate| is within 2^+-6).
 
     Data scale
     ----------
@@ -567,12 +579,12 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     2e-152 to 5e151) and give s times the model of the data at scale 1 (to the decoder's
     randomness). Nothing is copied or read again: the sketch is scale-equivariant (the
     kernel scale follows the data, and the frequencies its inverse), and the decoder
-    works in a power-of-two unit ``data_unit_`` of the box when its magnitude is outside
-    2^+-6 (pysketch.kernel_scale.data_unit; DecodingProblem.in_units): the box, centres,
-    means and variances are divided exactly by the unit (or its square) for the decoder's
-    random starts and tolerances, and multiplied back after. The unit comes from the
-    public bounds when they are given (a private fit stays private) and is post-processing
-    otherwise. Beyond that range the fit raises ValueError naming the data's magnitude
+    works in the frame of the box (DecodingProblem.in_units): centres and means relative
+    to the box's centre in units of its largest half-width, variances in units of its
+    square, so that its random starts, bounds and tolerances see the same numbers at
+    every scale and offset of the data; the results are mapped back after. The frame
+    comes from the public bounds when they are given (a private fit stays private) and
+    is post-processing otherwise. Beyond that range the fit raises ValueError naming the data's magnitude
     (their squares would over- or underflow float64): public bounds before anything is
     read or charged, a kernel scale (given, or estimated by the pilot) before the sketch,
     the data's own box when it is decoded. float32 sketches (the default dtype) hold

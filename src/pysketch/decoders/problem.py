@@ -50,16 +50,21 @@ class DecodingProblem:
     of the release noise on each real coordinate of the mean, 0 for a clean sketch) are
     set by `from_sketch`; decoders that model the noise read them.
 
-    Units (`in_units`): a problem can be expressed in a unit u (a power of two) of the
-    data: its parameters are theta / u and its frequencies u Omega, so that the sketch of a
-    Dirac at c / u is the same exp(i Omega^T c). Decoders read the frequencies only through
-    `apply`, `adjoint`, `omega_sq` and `radii`, which all include the unit; `operator` stays
-    the map's Omega in the data's units. The estimators decode in the unit of their box
-    (pysketch.kernel_scale.data_unit), so that the decoders' random starts, variance
-    bounds and tolerances see numbers of order one at any data scale."""
+    Frames (`in_units`): a problem can be expressed in a frame of the data, an origin c and
+    a unit u: its parameters are (theta - c) / u, its frequencies u Omega and its target z
+    times exp(-i Omega^T c), so that the sketch of a Dirac at (x - c) / u is the same
+    exp(i Omega^T x) times that phase. Decoders read the frequencies only through `apply`,
+    `adjoint`, `omega_sq` and `radii`, which all include the unit, and the target through
+    `z`, `zr` and `zi`, which include the origin; `operator` stays the map's Omega in the
+    data's units. The estimators decode in the frame of their box (origin its centre, unit
+    its largest half-width): the decoders then see the same problem (to rounding) whatever
+    the data's scale and offset, so that their random starts, variance bounds and
+    optimizers' tolerances, which are absolute numbers, act alike on every data set."""
 
     #: The data's unit of the parameters (1: the data's own units; see `in_units`).
     unit = 1.0
+    #: The origin of the parameters in the data (None: the data's own origin, 0).
+    origin = None
 
     def __init__(self, feature_map, mean, *, count=None, noise_variance=0.0):
         FEATURE_MAPS.check(feature_map, "feature_map")
@@ -89,21 +94,39 @@ class DecodingProblem:
         noise = 0.0 if record is None else record.sum_noise_variance / (n * n)
         return cls(sketch.feature_map, sketch.mean(), count=n, noise_variance=noise)
 
-    def in_units(self, unit):
-        """The same problem with parameters in units of `unit` (a positive power of two,
-        so that the conversions are exact): frequencies u Omega, so that `apply`,
-        `adjoint`, `omega_sq` and `radii` act on theta / u; the target, count and noise
-        are unchanged (the sketch has no unit). Convert a solution back with
-        `to_data_units`. `unit` 1 returns the problem itself."""
-        u = float(unit)
-        m_, e = math.frexp(u) if math.isfinite(u) and u > 0 else (0.0, 0)
-        if m_ != 0.5:
-            raise ValueError(f"unit must be a positive finite power of two, got {unit!r}")
-        if u == self.unit:
+    def in_units(self, unit, origin=None):
+        """The same problem with parameters (theta - origin) / unit: frequencies u Omega,
+        so that `apply`, `adjoint`, `omega_sq` and `radii` act on them, and the target
+        times exp(-i Omega^T origin); the count and the noise are unchanged (the noise's
+        variance has no unit, and a phase rotation keeps it). `unit` is a positive finite
+        number (a power of two makes the conversions exact) and `origin` None (0) or d
+        finite numbers. Convert a solution back with `to_data_units`. On a problem in
+        the data's frame, unit 1 and no origin return the problem itself."""
+        u = float(unit) if isinstance(unit, (int, float, np.integer, np.floating)) and not isinstance(
+            unit, (bool, np.bool_)) else float("nan")
+        if not (math.isfinite(u) and u > 0):
+            raise ValueError(f"unit must be a positive finite number, got {unit!r}")
+        if self.unit != 1.0 or self.origin is not None:
+            raise ValueError("in_units applies to a problem in the data's frame (unit 1, no origin)")
+        if origin is not None:
+            c = np.asarray(origin, dtype=np.float64)
+            if c.shape != (self.d,) or not np.isfinite(c).all():
+                raise ValueError(f"origin must be None or {self.d} finite numbers (the problem's d), got shape "
+                                 f"{c.shape}")
+            if not c.any():
+                origin = None
+        if u == 1.0 and origin is None:
             return self
         out = copy.copy(self)
         out.unit = u
         out._omega_sq = None
+        if origin is not None:
+            out.origin = c.copy()
+            phase = self.apply(c[None, :])[0]  # Omega^T c in the data's units
+            cs, sn = _core.sincos(np.ascontiguousarray(phase))
+            out.z = self.z * (cs - 1j * sn)
+            out.zr = np.ascontiguousarray(out.z.real)
+            out.zi = np.ascontiguousarray(out.z.imag)
         return out
 
     def apply(self, theta):
@@ -144,17 +167,20 @@ class DecodingProblem:
 
     def to_data_units(self, solution):
         """A decoder's solution of this problem with its parameters back in the data's
-        units: positions (the first d columns of theta) times the unit, variances (the
-        other columns: diagonal or isotropic Gaussians) times its square; likewise a
-        coreset solution's `mixture` and CL-AMP's `spreads`, `kernel_var` and `init_var`.
-        Weights and residuals have no unit. The solution itself when the unit is 1."""
-        u = self.unit
-        if u == 1.0:
+        frame: positions (the first d columns of theta) times the unit plus the origin,
+        variances (the other columns: diagonal or isotropic Gaussians) times its square;
+        likewise a coreset solution's `mixture` and CL-AMP's `spreads`, `kernel_var` and
+        `init_var`. Weights and residuals have no unit. The solution itself in the data's
+        frame."""
+        u, c = self.unit, self.origin
+        if u == 1.0 and c is None:
             return solution
 
         def theta_back(theta):
             theta = np.array(theta, dtype=np.float64)
             theta[:, : self.d] *= u
+            if c is not None:
+                theta[:, : self.d] += c
             theta[:, self.d :] *= u * u
             return theta
 
