@@ -52,7 +52,7 @@ def test_the_builtin_names_and_the_earlier_name_of_cl_amp():
     a = CompressiveKMeans(3, decoder="cl_amp", n_init=1, kernel_scale=1.0, random_state=0).fit(X)
     b = CompressiveKMeans(3, decoder="clamp", n_init=1, kernel_scale=1.0, random_state=0).fit(X)
     assert np.array_equal(a.cluster_centers_, b.cluster_centers_)
-    with pytest.raises(ValueError, match="decoder must be one of"):
+    with pytest.raises(ValueError, match="decoder must be 'auto' or one of"):
         CompressiveKMeans(3, decoder="nope").fit(X)
     # the GMM decodes Gaussian atoms with CL-OMPR
     assert CompressiveGaussianMixture(2, n_init=1, random_state=0).fit(X).means_.shape == (2, 2)

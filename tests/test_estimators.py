@@ -274,5 +274,5 @@ def test_kmeans_decoder_clamp_fit_fit_sketch_and_private():
         priv = CompressiveKMeans(4, decoder="clamp", n_init=2, epsilon=5.0, bounds=(-12, 12),
                                  random_state=0).fit(X)
     assert sse(X, priv.cluster_centers_) / base < 1.2
-    with pytest.raises(ValueError, match="decoder must be one of"):
+    with pytest.raises(ValueError, match="decoder must be 'auto' or one of"):
         CompressiveKMeans(4, decoder="amp").fit(X)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pysketch import Sketch
-from pysketch.features import HistogramMap, OneHotDesign, RaceMap, make_box_map
+from pysketch.features import GridMap, HistogramMap, OneHotDesign, RaceMap, make_box_map
 from pysketch.privacy import make_private
 
 from test_privacy import _audit
@@ -62,7 +62,8 @@ def test_hist_sketch_is_the_sum_of_its_sparse_features_in_any_batches():
 def test_one_hot_maps_save_load_and_pickle(tmp_path):
     X = np.random.default_rng(1).uniform(size=(200, 3))
     for fm in (HistogramMap([0, 0, 0], [1, 1, 1], n_bins=5),
-               make_box_map("race", [0, 0, 0], [1, 1, 1], n_hashes=6, n_buckets=9, random_state=2)):
+               make_box_map("race", [0, 0, 0], [1, 1, 1], n_hashes=6, n_buckets=9, random_state=2),
+               GridMap([0, 0, 0], [1, 1, 1], n_bins=4)):
         sk = fm.sketch(X)
         path = tmp_path / f"{fm.kind}.npz"
         sk.save(path)
@@ -130,6 +131,7 @@ def _brute_force(fm, points):
 
 @pytest.mark.parametrize("make", [
     lambda: HistogramMap([0, 0, 0], [1, 1, 1], n_bins=3),
+    lambda: GridMap([0, 0, 0], [1, 1, 1], n_bins=3),
     lambda: make_box_map("race", [0, 0, 0], [1, 1, 1], n_hashes=4, n_buckets=3, width=0.2, random_state=0),
 ])
 def test_sensitivities_are_attained_and_not_exceeded(make):
@@ -223,6 +225,11 @@ def _hist_pair():
     return fm, np.array([[0.2, 0.7], [0.6, 0.6]]), np.array([[0.1, 0.1]]), np.array([[0.9, 0.9]])
 
 
+def _grid_pair():
+    fm = GridMap([0, 0], [1, 1], n_bins=2)
+    return fm, np.array([[0.2, 0.7], [0.6, 0.6]]), np.array([[0.1, 0.1]]), np.array([[0.9, 0.9]])
+
+
 def _race_pair():
     fm = make_box_map("race", [0, 0], [1, 1], n_hashes=2, n_buckets=4, width=0.5, random_state=1)
     pts = np.random.default_rng(0).uniform(size=(400, 2))
@@ -231,14 +238,14 @@ def _race_pair():
     return fm, np.array([[0.5, 0.5]]), pts[i:i + 1], pts[j:j + 1]
 
 
-@pytest.mark.parametrize("pair", [_hist_pair, _race_pair])
+@pytest.mark.parametrize("pair", [_hist_pair, _race_pair, _grid_pair])
 def test_one_hot_privacy_audit_add_remove(pair):
     fm, base, x, _ = pair()
     lb = _add_remove_audit(fm, base, x, 10_000)
     assert CI_POWER <= lb <= 1.0, lb
 
 
-@pytest.mark.parametrize("pair", [_hist_pair, _race_pair])
+@pytest.mark.parametrize("pair", [_hist_pair, _race_pair, _grid_pair])
 def test_one_hot_privacy_audit_replace(pair):
     fm, base, x, y = pair()
     lb = _replace_audit(fm, base, x, y, 10_000)

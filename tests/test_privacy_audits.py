@@ -491,6 +491,42 @@ def _kmeans_end_to_end(n):
         return _audit(draw(X0), draw(X1), 0.0, 0.0, n), eps
 
 
+def _kmeans_grid_end_to_end(n):
+    # CompressiveKMeans.fit with epsilon in d = 1 (decoder 'auto', defaults: the grid route): the
+    # count at 5% of eps, the grid's bins from it (public: post-processing), the cell counts with
+    # Laplace for 95% (L1 sensitivity 1 under add/remove); decoder stubbed out (post-processing).
+    # D0 = {0, 0}, D1 = {0, 0, 0.8} in [-1, 1]; the released grid depends on the noisy count, so the
+    # event uses the released (public) map: the count of 0.8's cell at or above its value on D1,
+    # and the count >= 3. Ratio at most e^{0.95 eps + 0.05 eps} = e^eps.
+    from pysketch.estimators import CompressiveKMeans
+    eps = 1.0
+    X0, X1 = np.zeros((2, 1)), np.array([[0.0], [0.0], [0.8]])
+    got = []
+    orig = R.release
+
+    def spy(*a, **k):
+        p = orig(*a, **k)
+        got.append(p)
+        return p
+    est = CompressiveKMeans(1, epsilon=eps, bounds=(-1.0, 1.0), random_state=0)
+
+    def draw(X):
+        def one():
+            got.clear()
+            est.fit(X)
+            p, = got
+            assert p.feature_map.kind == "grid"
+            fm = p.feature_map
+            cell = int(fm.indices(X1[2:])[0, 0])
+            return min(p.sum[cell] - fm.sketch(X1).sum[cell], p.count - 3)
+        return _repeat(one)
+    with mock.patch.object(CompressiveKMeans, "_decode", lambda self, *a, **k: None), \
+            mock.patch.object(CompressiveKMeans, "_after_fit", lambda self, X: None), \
+            mock.patch.object(R, "release", spy), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # BoundsWarning: two-record data in a wide box
+        return _audit(draw(X0), draw(X1), 0.0, 0.0, n), eps
+
+
 def _m2m_hist_release(n):
     # M2M models release their sketch of [X, y] by make_private on a box map (_release): 'hist' with
     # 2 bins per attribute (one-hot, L1 = 2 blocks): D0 = {(0.1, 0.1)}, D1 adds (0.9, 0.9) (two new
@@ -536,6 +572,7 @@ AUDITS = [
     ("DPRFM output_perturbation", _dprfm_output_perturbation, "replace (cond.)", DELTAS, 4_000, 200_000, 0.25),
     ("Gamma output perturbation", _gamma_output_perturbation, "replace (cond.)", 0.0, 8_000, 200_000, 0.5),
     ("CompressiveKMeans fit end to end", _kmeans_end_to_end, "add_remove", 0.0, 1_500, 40_000, 0.0),
+    ("CompressiveKMeans fit, grid route", _kmeans_grid_end_to_end, "add_remove", 0.0, 1_500, 40_000, 0.0),
     ("M2M _release (hist, make_private)", _m2m_hist_release, "add_remove", 0.0, 5_000, 100_000, 0.4),
 ]
 

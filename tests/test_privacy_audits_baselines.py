@@ -1,5 +1,5 @@
 """Privacy audits of the private baselines the library ships for comparison (issue 21, part 3):
-pysketch.baselines (DPLloyd, AnalyzeGaussPCA, WishartPCA, the M2M direct releases
+pysketch.baselines (DPLloyd, EUGkM, AnalyzeGaussPCA, WishartPCA, the M2M direct releases
 laplace_moments / laplace_histogram / laplace_covariance / laplace_counting_queries, and
 objective_perturbation_logistic) and pysketch.rfm.baselines (objective_perturbation, dp_sgd).
 LaplaceCovariancePCA (tests/test_pca_baselines.py), gamma_output_perturbation
@@ -126,6 +126,52 @@ def _dplloyd_full_run(n):
         return k_fits
     t = _llr_threshold(v1 - v0, np.full(2 * T, b), n)
     return _audit(run(0), run(1), t, 0.0, n), eps
+
+
+# ---------------------------------------------------------------- EUGkM (noisy grid)
+
+
+def _eugkm_add_remove(n):
+    # EUGkM (Su et al. 2016), add/remove: the count at 5% of eps, the grid's bins from it (public),
+    # the cell counts with Laplace at 95% (L1 sensitivity 1: a record is in one cell); the
+    # k-means is post-processing. D0 = {0.1}, D1 = {0.1, 0.9} in [0, 1], theta = 0.05 (so that the
+    # grid has several cells at these tiny counts). The released grid depends on the noisy count,
+    # so the event reads the released (public) map: the count of 0.9's cell at or above its value on
+    # D1 (read from est.sketch_, the release) and the noisy count >= 2; ratio <= e^{0.95 + 0.05}.
+    eps = 1.0
+    data = (np.array([[0.1]]), np.array([[0.1], [0.9]]))
+    est = B.EUGkM(1, eps, (0.0, 1.0), theta=0.05, random_state=0)
+
+    def draw(side):
+        def one():
+            est.fit(data[side])
+            fm = est.sketch_.feature_map
+            assert est.sensitivity_ == 1.0 and fm.n_bins == est.n_bins_
+            cell = int(fm.indices(data[1][1:])[0, 0])
+            return min(est.sketch_.sum[cell] - fm.sketch(data[1]).sum[cell], est.sketch_.count - 2)
+        return _repeat(one)
+    return _audit(draw(0), draw(1), 0.0, 0.0, n), eps
+
+
+def _eugkm_replace(n):
+    # EUGkM, replace (n = 1 public): the whole eps on the counts, L1 sensitivity 2 (the record
+    # leaves one cell and enters another). theta = 0.01: (1 * 1 / 0.01)^(2/3) -> 22 bins, fixed.
+    # D0 = {0.1}, D1 = {0.9}: counts move by -1 and +1 (attained), scales 2 / eps.
+    eps = 1.0
+    data = (np.array([[0.1]]), np.array([[0.9]]))
+    est = B.EUGkM(1, eps, (0.0, 1.0), theta=0.01, neighbouring="replace", random_state=0)
+    est.fit(data[0])
+    fm = est.sketch_.feature_map
+    assert est.sensitivity_ == 2.0 and fm.n_bins == 22
+    c0, c1 = (int(fm.indices(x)[0, 0]) for x in data)
+    assert c0 != c1
+    v0, v1 = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+
+    def release(side):
+        est.fit(data[side])
+        assert est.sketch_.count == 1
+        return est.sketch_.sum[[c0, c1]]
+    return _laplace_audit_of(release, v0, v1, np.full(2, 2.0 / eps), n), eps
 
 
 # ---------------------------------------------------------------- PCA baselines
@@ -424,6 +470,8 @@ DELTAS = "3e-2 (CI) / 1e-3 (2e5) / 1e-5 (1e6)"
 # in FULL_POWER.
 AUDITS = [
     ("DPLloyd full run T=2 (transcript)", _dplloyd_full_run, "add_remove", 0.0, 5_000, 200_000, 0.4),
+    ("EUGkM grid counts+count", _eugkm_add_remove, "add_remove", 0.0, 3_000, 100_000, 0.25),
+    ("EUGkM replace", _eugkm_replace, "replace", 0.0, 3_000, 100_000, 0.4),
     ("AnalyzeGaussPCA replace", _analyze_gauss_replace, "replace", DELTAS, 4_000, 200_000, 0.2),
     ("AnalyzeGaussPCA sum+count", _analyze_gauss_add_remove, "add_remove", DELTAS, 4_000, 200_000, None),
     ("laplace_moments (1,2) sums+count", _moments_add_remove, "add_remove", 0.0, 4_000, 200_000, 0.45),

@@ -64,29 +64,33 @@ def _summaries(**medians):
 
 def test_targets_fail_where_the_numbers_miss_them():
     results = _summaries(pysketch_clean=1.20, pysketch_eps1=1.30, pysketch_eps0__1=1.10,
-                         diffprivlib_eps1=1.25, diffprivlib_eps0__1=1.50)
-    assert set(results) == {"pysketch-clean", "pysketch-eps1", "pysketch-eps0.1",
-                            "diffprivlib-eps1", "diffprivlib-eps0.1"}
+                         diffprivlib_eps1=1.25, diffprivlib_eps0__1=1.50, eugkm_eps1=1.40, eugkm_eps0__1=1.05)
+    assert set(results) == {"pysketch-clean", "pysketch-eps1", "pysketch-eps0.1", "diffprivlib-eps1",
+                            "diffprivlib-eps0.1", "eugkm-eps1", "eugkm-eps0.1"}
     got = rq.targets(results, n=50_000, d=2)
     assert got["clean <= 1.10"] == "FAIL"
-    assert got["eps1 <= 1.15"] == "FAIL"
-    assert got["eps1 <= diffprivlib-eps1"] == "FAIL"          # 1.30 > 1.25
-    assert got["eps0.1 <= diffprivlib-eps0.1"] == "PASS"      # 1.10 <= 1.50
-    assert got["eps1 <= 1.05 x eps0.1"] == "FAIL"             # 1.30 > 1.155
+    assert got["eps1 <= best pure peer"] == "FAIL"           # 1.30 > min(1.25, 1.40)
+    assert got["eps0.1 <= best pure peer"] == "FAIL"         # 1.10 > min(1.50, 1.05)
+    assert got["eps1 <= 1.5 x best peer"] == "PASS"          # google not run: the pure peers
+    assert got["eps1 <= 1.05 x eps0.1"] == "FAIL"            # 1.30 > 1.155
     # methods not run, and the n >= 1e5 checks at n = 5e4
-    assert got["eps1-d1e-6 <= google-lsh"] == "n.a."
-    assert got["eps1-d1e-6 <= 1.05 x eps0.1-d1e-6"] == "n.a."
-    assert got["eps1 <= 1.05 x clean"] == "n.a."
-    assert got["clean CPU <= sklearn CPU"] == "n.a."
+    assert got["eps1-d1e-6 <= google"] == got["eps0.1-d1e-6 <= google"] == "n.a."
+    assert got["eps1 <= 1.05 x clean"] == got["clean CPU <= sklearn CPU"] == "n.a."
     assert set(got.values()) <= {"PASS", "FAIL", "n.a."}
+    # 1.5 x the best peer, Google included
+    over = _summaries(pysketch_eps1=1.6, diffprivlib_eps1=2.0, google_lsh=1.05)
+    assert rq.targets(over, n=50_000, d=2)["eps1 <= 1.5 x best peer"] == "FAIL"
 
 
 def test_targets_pass_where_the_numbers_meet_them():
-    results = _summaries(pysketch_clean=(1.04, 0.5), sklearn=(1.0, 0.8), pysketch_eps1=1.09,
-                         pysketch_eps0__1=1.12, diffprivlib_eps1=1.10, diffprivlib_eps0__1=1.40,
-                         pysketch_eps1_d1e_6=1.30, google_lsh=1.40, pysketch_eps0__1_d1e_6=1.25)
+    results = _summaries(pysketch_clean=(1.04, 0.5), sklearn=(1.0, 0.8), pysketch_eps1=1.03,
+                         pysketch_eps0__1=1.05, diffprivlib_eps1=1.10, diffprivlib_eps0__1=1.40,
+                         eugkm_eps1=1.2, eugkm_eps0__1=1.3, pysketch_eps1_d1e_6=1.30, google_lsh=1.40,
+                         pysketch_eps0__1_d1e_6=1.25, google_lsh_eps0__1=1.6)
     got = rq.targets(results, n=200_000, d=48)
     assert all(status == "PASS" for status in got.values()), got
+    rows = [{"n": 200_000, "summaries": results}, {"n": 1000, "summaries": results}]
+    assert rq.cell_summary(rows) == (2, 2)  # the small configuration has no cells
 
 
 def test_targets_size_conditions_and_edges():
@@ -95,18 +99,22 @@ def test_targets_size_conditions_and_edges():
         "eps1 <= 1.05 x eps0.1"] == "PASS"
     assert rq.targets(_summaries(pysketch_eps1=1.06, pysketch_eps0__1=1.0), 10, 2)[
         "eps1 <= 1.05 x eps0.1"] == "FAIL"
-    # below n = 2e4 the comparisons with diffprivlib are not targets
+    # below n = 2e4 the comparisons with the peers are not targets
     small = rq.targets(_summaries(pysketch_eps1=3.0, diffprivlib_eps1=1.0), n=19_999, d=2)
-    assert small["eps1 <= 1.15"] == small["eps1 <= diffprivlib-eps1"] == "n.a."
+    assert small["eps1 <= best pure peer"] == small["eps1 <= 1.5 x best peer"] == "n.a."
     # at n >= 1e5: private within 5% of clean; CPU only for d <= 64
     big = _summaries(pysketch_clean=(1.00, 2.0), sklearn=(1.0, 1.0), pysketch_eps1=1.06)
     assert rq.targets(big, n=100_000, d=64)["eps1 <= 1.05 x clean"] == "FAIL"
     assert rq.targets(big, n=100_000, d=64)["clean CPU <= sklearn CPU"] == "FAIL"
     assert rq.targets(big, n=100_000, d=192)["clean CPU <= sklearn CPU"] == "n.a."
+    assert rq.targets(big, n=100_000, d=192)["clean CPU <= 10 x sklearn CPU"] == "PASS"
     # a method whose every seed failed (NaN median) makes its checks n.a., not FAIL
     broken = _summaries(pysketch_clean=math.nan, pysketch_eps1_d1e_6=1.2, google_lsh=math.nan)
-    got = rq.targets(broken, n=10, d=2)
-    assert got["clean <= 1.10"] == got["eps1-d1e-6 <= google-lsh"] == "n.a."
+    got = rq.targets(broken, n=30_000, d=2)
+    assert got["clean <= 1.10"] == got["eps1-d1e-6 <= google"] == "n.a."
+    # a cell where pysketch beats the pure peers but its delta variant loses to Google
+    cells = _summaries(pysketch_eps1=1.0, diffprivlib_eps1=1.2, pysketch_eps1_d1e_6=1.5, google_lsh=1.1)
+    assert rq.cell_summary([{"n": 30_000, "summaries": cells}]) == (0, 1)
 
 
 # ---------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from ._checks import real_array, real_rows
 from ._random import as_generator
 
 __all__ = ["CHUNK_VALUES", "assign", "check_chunk_size", "check_data", "check_matrix", "check_tol", "kmeans",
+           "weighted_kmeans",
            "kmeans_plus_plus", "kmeans_pp_seed", "lloyd", "local_trials", "rows_per_chunk", "scan",
            "total_sse", "chunk_rows", "work_buffers", "as_real_array"]
 
@@ -482,3 +483,100 @@ def kmeans_plus_plus(
     return kmeans(X, k, n_init, max_iter, tol, rng, chunk_size, n_local_trials)
 
 
+
+
+# ---------------------------------------------------------------------------------------
+# Weighted k-means of a small set of points (the reduction step of the decoders)
+# ---------------------------------------------------------------------------------------
+
+
+def _weighted_scores(P, C, p_sq):
+    """Squared distances (n, k) of the rows of P to the rows of C, expanded (one matrix
+    product) and clipped at 0; exact enough to rank centres and to weigh seeds."""
+    D = p_sq[:, None] - 2.0 * (P @ C.T)
+    D += np.einsum("ij,ij->i", C, C)[None, :]
+    np.maximum(D, 0.0, out=D)
+    return D
+
+
+def weighted_kmeans(points, weights, k, *, n_init=3, max_iter=300, tol=1e-4, random_state=None,
+                    n_local_trials=None):
+    """k centres minimizing sum_i w_i min_j ||p_i - c_j||^2 for weighted points: greedy
+    k-means++ seeding with probabilities proportional to w D^2 (Arthur & Vassilvitskii
+    2007, sec. 2.2, with weights; the greedy form of `kmeans_pp_seed`), then Lloyd's
+    iterations with weighted means, best of `n_init` runs.
+
+    This is the reduction step of the decoders (the cells of a noisy histogram, the
+    sigma points of a mixture): up to some 10^6 points held in memory. Points of weight 0
+    are ignored; when at most k points have a positive weight, they are the centres (the
+    heaviest repeated to make k, with weight 0 for the copies).
+
+    Returns (centers (k, d), weights of the centres (k,), summing to the total weight,
+    cost)."""
+    P = check_data(points, "points").astype(np.float64, copy=False)
+    n, d = P.shape
+    w = np.asarray(real_array(weights, "weights"), dtype=np.float64)
+    if w.shape != (n,) or not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError(f"weights must be {n} finite numbers >= 0 (one per point), got shape {w.shape}")
+    if not w.sum() > 0:
+        raise ValueError("weights must not all be 0")
+    k = _check_int(k, "k")
+    n_init = _check_int(n_init, "n_init")
+    max_iter = _check_int(max_iter, "max_iter")
+    tol = check_tol(tol)
+    rng = as_generator(random_state)
+    keep = w > 0
+    P, w = P[keep], w[keep]
+    n = P.shape[0]
+    if n <= k:
+        order = np.argsort(-w, kind="stable")
+        C = np.concatenate([P[order], np.repeat(P[order[:1]], k - n, axis=0)])
+        cw = np.concatenate([w[order], np.zeros(k - n)])
+        return C, cw, 0.0
+    shift = (w @ P) / w.sum()
+    Ps = P - shift
+    p_sq = np.einsum("ij,ij->i", Ps, Ps)
+    tol_abs = tol * float(w @ p_sq) / (w.sum() * d)
+    trials = local_trials(k, n_local_trials)
+    best = None
+    for _ in range(n_init):
+        C = np.empty((k, d))
+        C[0] = Ps[rng.choice(n, p=w / w.sum())]
+        d2 = np.maximum(p_sq - 2.0 * Ps @ C[0] + C[0] @ C[0], 0.0)
+        for j in range(1, k):
+            pr = w * d2
+            tot = pr.sum()
+            cand = rng.choice(n, size=trials, p=pr / tot) if tot > 0 else rng.choice(n, size=trials, p=w / w.sum())
+            Dc = _weighted_scores(Ps, Ps[cand], p_sq)
+            pot = w @ np.minimum(Dc, d2[:, None])
+            c = int(np.argmin(pot))
+            C[j] = Ps[cand[c]]
+            d2 = np.minimum(d2, Dc[:, c])
+        prev = None
+        for _ in range(max_iter):
+            D = _weighted_scores(Ps, C, p_sq)
+            lab = np.argmin(D, axis=1)
+            if prev is not None and np.array_equal(lab, prev):
+                break
+            prev = lab
+            mass = np.bincount(lab, weights=w, minlength=k)
+            sums = np.zeros((k, d))
+            np.add.at(sums, lab, w[:, None] * Ps)
+            newC = C.copy()
+            filled = mass > 0
+            newC[filled] = sums[filled] / mass[filled, None]
+            empty = np.flatnonzero(~filled)
+            if empty.size:  # re-seed on the points of largest weighted distance
+                far = np.argsort(-(w * D[np.arange(n), lab]), kind="stable")[: empty.size]
+                newC[empty] = Ps[far]
+            moved = float(np.sum((newC - C) ** 2))
+            C = newC
+            if moved <= tol_abs:
+                break
+        D = _weighted_scores(Ps, C, p_sq)
+        lab = np.argmin(D, axis=1)
+        cost = float(w @ D[np.arange(n), lab])
+        if best is None or cost < best[0]:
+            best = (cost, C.copy(), np.bincount(lab, weights=w, minlength=k))
+    cost, C, mass = best
+    return C + shift, mass, cost

@@ -24,7 +24,7 @@ from ._checks import check_int as _check_int
 from ._random import as_generator
 from .accumulate import SketchAccumulator
 from .blocks import box_stats, check_records, column_bounds, is_dask_collection, map_blocks, map_reduce
-from .decoders import DECODERS, DecodingProblem
+from .decoders import DECODERS
 from .features import make_feature_map
 from .frequencies import FrequencyLaw, make_law
 from .metrics import gaussian_mixture_log_likelihood, gaussian_mixture_log_prob_components
@@ -189,6 +189,8 @@ class _CompressiveMixture(BaseEstimator):
             _warn_wide_box(data_lo, data_hi, lo, hi)
         what = "X (its bounding box)" if self.bounds is None else "the bounds"
         _decode_unit((lo, hi), what)  # the data's scale beyond the supported range: refused before the charge
+        if self._private_route(d) == "grid":
+            return self._fit_private_grid(X, lo, hi, what, rng, timer)
         if not isinstance(self.kernel_scale, str):
             _check_sigma(float(self.kernel_scale), self.dtype)
         charge(self.accountant, eps, delta, type(self).__name__ + ".fit")
@@ -238,6 +240,39 @@ class _CompressiveMixture(BaseEstimator):
         self._after_fit(X)
         return self
 
+    def _private_route(self, d):
+        """'grid' or 'fourier': the sketch a private fit releases (see the estimators)."""
+        return "fourier"
+
+    def _fit_private_grid(self, X, lo, hi, what, rng, timer):
+        """The private fit through a grid sketch (CompressiveKMeans, low dimension): a noisy
+        count (GRID_COUNT_SHARE of epsilon) sets the grid (grid_bins), whose counts are
+        released with Laplace noise for the rest, then decoded (pysketch.decoders.grid).
+        Pure epsilon-DP: a delta given is not spent."""
+        from .features import GridMap
+        from .privacy.accountant import charge
+        from .privacy.mechanisms import noise_source
+        from .privacy.release import plan_release, release
+
+        d = X.shape[1]
+        plan = plan_release(1, self.epsilon, 0.0, neighbouring=self.neighbouring, mechanism="laplace",
+                            split=1.0 - GRID_COUNT_SHARE if self.neighbouring == "add_remove" else None)
+        charge(self.accountant, plan.epsilon, 0.0, type(self).__name__ + ".fit")
+        source = noise_source()
+        count = plan.release_count(X.shape[0], source)
+        bins = grid_bins(count, plan.epsilon_sum, d)
+        fm = GridMap(lo, hi, bins)
+        with timer("sketch"):
+            acc = SketchAccumulator(fm, batch_size=self.batch_size)
+            acc.update(X)
+            private = release(acc.sketch(), plan, source, count=count)
+        self.kernel_scale_ = None
+        with timer("decode"):
+            self._decode(private, (lo, hi), rng, what, decoder="grid")
+        self.timings_ = timer.seconds
+        self._after_fit(X)
+        return self
+
     def fit_sketch(self, sketch, bounds):
         """Learn the mixture from a Sketch made elsewhere (the data are never seen).
 
@@ -261,8 +296,8 @@ class _CompressiveMixture(BaseEstimator):
         if sketch.count < 1:
             raise ValueError("the sketch is empty (count 0)")
         rng = as_generator(self.random_state)
-        law = sketch.feature_map.operator.law
-        self.kernel_scale_ = getattr(law, "sigma", None)
+        operator = getattr(sketch.feature_map, "operator", None)  # None: a grid sketch
+        self.kernel_scale_ = getattr(getattr(operator, "law", None), "sigma", None)
         timer = _Timer()
         with timer("decode"):
             self._decode(sketch, check_bounds(bounds, sketch.feature_map.d), rng, "bounds")
@@ -300,15 +335,16 @@ class _CompressiveMixture(BaseEstimator):
         """True when kernel_scale='auto' means the data's spread (multi-scale laws)."""
         return False
 
-    def _decode(self, sketch, bounds, rng, what="bounds"):
+    def _decode(self, sketch, bounds, rng, what="bounds", decoder=None):
         """Decode in the frame of the box (see "Data scale" in the class docstring; `what`
-        names the box in the refusal beyond the supported scale)."""
+        names the box in the refusal beyond the supported scale) with `decoder` (default:
+        the estimator's)."""
         fm = sketch.feature_map
         lo, hi = check_bounds(bounds, fm.d)
         unit = _decode_unit((lo, hi), what)
         origin, half = _box_frame(lo, hi)
-        problem = DecodingProblem.from_sketch(sketch).in_units(half, origin)
-        decoder = DECODERS.get(self._decoder_name())()
+        decoder = DECODERS.get(decoder or self._decoder_name(sketch))()
+        problem = decoder.problem(sketch).in_units(half, origin)
         sol = decoder.decode(problem, self._n_atoms(), (lo - origin) / half, (hi - origin) / half, atoms=self._atoms,
                              n_init=self.n_init, random_state=rng)
         sol = problem.to_data_units(sol)
@@ -321,7 +357,7 @@ class _CompressiveMixture(BaseEstimator):
         self.n_iter_ = sol.n_iter
         self._set_solution(sol)
 
-    def _decoder_name(self):
+    def _decoder_name(self, sketch=None):
         return "clompr"
 
     def _check_fitted(self):
@@ -383,6 +419,35 @@ def _box_frame(lo, hi):
     origin = 0.5 * lo + 0.5 * hi
     half = float(np.max(0.5 * hi - 0.5 * lo))
     return origin, half
+
+
+#: Private k-means releases a grid sketch (the joint histogram, pysketch.features.GridMap)
+#: instead of Fourier features up to this dimension (decoder='auto').
+GRID_MAX_D = 3
+#: Share of epsilon the grid route spends on the noisy count that sets the grid.
+GRID_COUNT_SHARE = 0.05
+#: The grid route's bins: GRID_BIN_FACTOR times Su et al.'s (n epsilon / GRID_THETA)^(2 / (2 + d)).
+GRID_BIN_FACTOR = 1.5
+GRID_THETA = 10.0
+#: The most cells the grid route releases (its noise is drawn in Python, about 4 10^4 cells a
+#: second; the count's bins are lowered to stay within it).
+GRID_ROUTE_MAX_CELLS = 1 << 17
+
+
+def grid_bins(count, epsilon_sum, d):
+    """Bins per coordinate of the private grid of `count` (the released count) records in
+    dimension d with epsilon_sum for the counts: GRID_BIN_FACTOR times the uniform-grid rule
+    of Su, Cao, Li, Bertino & Jha (CODASPY 2016, after Qardaji, Yang & Li, ICDE 2013),
+    m = (N epsilon / theta)^(2 / (2 + d)) bins per coordinate with theta = 10, rounded to an
+    even number >= 2 (the decoder also reads the grid coarsened by two) with at most
+    GRID_ROUTE_MAX_CELLS cells. The factor 1.5 (a grid finer than the rule, whose noise the
+    decoder's denoisers remove) measured better on three real sets at epsilon = 0.1 and 1
+    (maps of cities at k = 10 and 30, the 3-d colours of a photograph)."""
+    base = (max(float(count), 1.0) * epsilon_sum / GRID_THETA) ** (2.0 / (2.0 + d))
+    bins = max(2, 2 * int(round(GRID_BIN_FACTOR * base / 2.0)))
+    while bins > 2 and bins ** d > GRID_ROUTE_MAX_CELLS:
+        bins -= 2
+    return bins
 
 
 #: float32 sketches hold frequencies up to about 3.4e38 (2^128) and records of that size:
@@ -489,7 +554,12 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
         'auto' (default): 'gaussian' for CL-OMPR and CL-AMP (measured better than adapted
         radius for k-means here; see the project notes), 'log_uniform' (multi-scale,
         pysketch.LogUniformLaw over the spread) for the coreset decoder.
-    decoder : {'clompr', 'cl_amp', 'coreset'} or another registered decoder, default 'clompr'
+    decoder : {'auto', 'clompr', 'cl_amp', 'coreset', 'grid'} or another registered decoder, default 'auto'
+        'auto': a private fit in dimension d <= GRID_MAX_D (3) with the Fourier settings
+        (kernel_scale, sketch_size, operator, frequency_law) at their defaults releases a
+        grid sketch and decodes it with 'grid' (see "Differential privacy"); a grid sketch
+        given to `fit_sketch` is read with 'grid'; every other fit uses CL-OMPR.
+        'grid' (pysketch.decoders.grid) reads grid sketches (kind 'grid') only.
         CL-OMPR (greedy with replacement; Theta(k^3)), CL-AMP ('cl_amp', also accepted as
         'clamp'; SHyGAMP message passing, pysketch.decoders.cl_amp; Theta(k^2) per
         iteration, works from sketches of 2kd), or 'coreset' (pysketch.decoders.coreset: an
@@ -543,6 +613,18 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     a number given as kernel_scale costs nothing; 'separation' or 'sketch' read a raw
     pilot and warn with a PrivacyLeakWarning. `labels_` and `inertia_` are computed from
     the raw data for the caller and are not private.
+
+    The grid route (decoder='auto', d <= GRID_MAX_D = 3, Fourier settings at their
+    defaults): a grid sketch has sensitivity 1 whatever its number of cells, where a
+    Fourier sketch's grows with its size, so in low dimension it carries far more per unit
+    of privacy (measured on maps of cities, k = 10 and 30, epsilon = 1 and 0.1: median RSE
+    0.99-1.47 where the Fourier route gave 1.85-8.9 and the grid method EUGkM 1.03-1.64).
+    The count is released with GRID_COUNT_SHARE (5%) of epsilon; it sets the grid,
+    ``grid_bins`` bins per coordinate of the public box; the cells' counts are released
+    with Laplace noise (L1 sensitivity 1, doubled under 'replace') for the rest, and
+    decoded by pysketch.decoders.grid (denoised cells, weighted k-means, the candidate of
+    lowest estimated cost). It is pure epsilon-DP: a delta given is not spent (Laplace
+    beats the Gaussian mechanism on a histogram, whose L1 and L2 sensitivities are equal).
 
     Attributes
     ----------
@@ -601,7 +683,7 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     def __init__(self, n_clusters=8, *, sketch_size=None, kernel_scale="auto", operator="auto",
                  frequency_law="auto", n_init=3, dtype="float32", pilot_size=5000, batch_size=None,
                  random_state=None, epsilon=None, delta=0.0, bounds=None,
-                 neighbouring="add_remove", accountant=None, decoder="clompr"):
+                 neighbouring="add_remove", accountant=None, decoder="auto"):
         self.decoder = decoder
         self.n_clusters = n_clusters
         self.sketch_size = sketch_size
@@ -624,13 +706,28 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
 
     def _validate_params(self):
         super()._validate_params()
-        if not isinstance(self.decoder, str) or self.decoder not in DECODERS:
-            raise ValueError(f"decoder must be one of {DECODERS.names()}, got {self.decoder!r}")
+        if not isinstance(self.decoder, str) or (self.decoder != "auto" and self.decoder not in DECODERS):
+            raise ValueError(f"decoder must be 'auto' or one of {DECODERS.names()}, got {self.decoder!r}")
         # refused before anything is charged
-        DECODERS.get(self.decoder).check(atoms=self._atoms, private=self.epsilon is not None)
+        if self.decoder != "auto":
+            DECODERS.get(self.decoder).check(atoms=self._atoms, private=self.epsilon is not None)
 
-    def _decoder_name(self):
-        return self.decoder
+    def _decoder_name(self, sketch=None):
+        """The decoder of a sketch: decoder='auto' reads grid sketches with 'grid' and
+        Fourier sketches with CL-OMPR."""
+        if self.decoder != "auto":
+            return self.decoder
+        from .features import GridMap
+
+        return "grid" if sketch is not None and isinstance(sketch.feature_map, GridMap) else "clompr"
+
+    def _private_route(self, d):
+        """'grid' for decoder='auto' when d <= GRID_MAX_D and no setting of a Fourier sketch
+        is given (kernel_scale, sketch_size, operator and frequency_law at their defaults),
+        else 'fourier'."""
+        fourier_given = (self.kernel_scale != "auto" or self.sketch_size is not None or self.operator != "auto"
+                         or not (isinstance(self.frequency_law, str) and self.frequency_law == "auto"))
+        return "grid" if self.decoder == "auto" and d <= GRID_MAX_D and not fourier_given else "fourier"
 
     def _default_law(self):
         return "log_uniform" if self.decoder == "coreset" else "gaussian"

@@ -844,6 +844,107 @@ class HistogramMap(OneHotMap):
         return f"FeatureMap(kind='hist', d={self.d}, n_bins={self.n_bins})"
 
 
+#: The most cells a GridMap holds (n_bins ** d): its sketch is one float64 count per cell.
+MAX_GRID_CELLS = 1 << 24
+
+
+@FEATURE_MAPS.register("grid")
+class GridMap(OneHotMap):
+    """GRID: the joint histogram of the records on a uniform grid of the public box
+    [lower, upper], `n_bins` equal-width bins per coordinate, n_bins ** d cells in one
+    one-hot block (m = n_bins ** d; cell index sum_j b_j n_bins^(d-1-j), b_j the bin of
+    coordinate j, row-major as numpy's ravel_multi_index). The sketch is the count of
+    every cell: the synopsis of the grid methods of private clustering (Su, Cao, Li,
+    Bertino & Jha, "Differentially private k-means clustering", CODASPY 2016; Qardaji,
+    Yang & Li, "Differentially private grids for geospatial data", ICDE 2013), useful in
+    low dimension only (n_bins ** d grows fast; at most MAX_GRID_CELLS cells).
+
+    One block: adding or removing a record moves one count by one (L1 = L2 = 1), replacing
+    one moves two (L1 = 2, L2 = sqrt 2), whatever the data (OneHotMap). Values outside the
+    box go to the edge bin of their side and are counted in a warning, as for 'hist'.
+
+    ``GridMap(lower, upper, n_bins=16)``; ``cell_centers()`` gives the centre of every
+    cell in the sketch's order.
+    """
+
+    kind = "grid"
+
+    def __new__(cls, *args, **kwargs):
+        return object.__new__(cls)
+
+    def __init__(self, lower, upper, n_bins=16):
+        lo, hi = _box_arrays(lower, upper)
+        self.n_bins = check_int(n_bins, "n_bins")
+        cells = self.n_bins ** lo.size
+        if cells > MAX_GRID_CELLS:
+            raise ValueError(f"a grid of n_bins ** d = {self.n_bins} ** {lo.size} cells is more than MAX_GRID_CELLS "
+                             f"= {MAX_GRID_CELLS}: use fewer bins, or per-attribute histograms (kind 'hist')")
+        self.lower, self.upper = lo, hi
+        self.dither = None
+        self.kernel_dither = None
+        self._scale = self.n_bins / (hi - lo)
+        self._place = self.n_bins ** np.arange(lo.size - 1, -1, -1, dtype=np.int64)  # row-major strides
+
+    @classmethod
+    def from_box(cls, lower, upper, *, n_bins=16, random_state=None):
+        return cls(lower, upper, n_bins)
+
+    @property
+    def d(self):
+        return self.lower.size
+
+    @property
+    def m(self):
+        return self.n_bins ** self.d
+
+    @property
+    def block_sizes(self):
+        return np.array([self.m], np.int64)
+
+    def edges(self, j):
+        """The n_bins + 1 bin edges of coordinate j."""
+        return np.linspace(self.lower[j], self.upper[j], self.n_bins + 1)
+
+    def cell_centers(self):
+        """The centre of every cell, (m, d) float64, in the order of the sketch's counts."""
+        mids = (np.arange(self.n_bins) + 0.5) / self.n_bins
+        grids = np.meshgrid(*([mids] * self.d), indexing="ij")
+        unit = np.stack([g.reshape(-1) for g in grids], axis=1)
+        return self.lower + unit * (self.upper - self.lower)
+
+    def _cells(self, X):
+        bins = np.empty(X.shape, np.int32)  # per coordinate: j * n_bins + b (the HIST layout)
+        _core.hist_indices(X, self.lower, self._scale, self.upper, self.n_bins, bins)
+        bins -= (np.arange(self.d, dtype=np.int32) * self.n_bins)[None, :]
+        return bins @ self._place
+
+    def _indices(self, X, out):
+        out[:, 0] = self._cells(X)
+
+    def _accumulate(self, X, counts):
+        cells = self._cells(X)
+        counts += np.bincount(cells, minlength=self.m)
+        return int(np.count_nonzero(((X < self.lower) | (X > self.upper)).any(axis=1)))
+
+    def sums(self, accumulators):
+        k = int(accumulators[1][0])
+        if k:
+            warnings.warn(f"{k} record(s) had a coordinate outside the grid's box [lower, upper] and were counted "
+                          "in the edge cell of that side; pass a public box that holds the data", RuntimeWarning,
+                          stacklevel=4)
+        return super().sums(accumulators)
+
+    def get_state(self):
+        return {"kind": self.kind, "n_bins": self.n_bins}, {"lower": self.lower, "upper": self.upper}
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        return cls(arrays["lower"], arrays["upper"], meta["n_bins"])
+
+    def __repr__(self):
+        return f"FeatureMap(kind='grid', d={self.d}, n_bins={self.n_bins})"
+
+
 @FEATURE_MAPS.register("race")
 class RaceMap(OneHotMap):
     """RACE: R independent p-stable (Gaussian) LSH functions, each into W buckets, one-hot

@@ -4,6 +4,8 @@
 - :mod:`~pysketch.decoders.base`: the Decoder contract and the DECODERS registry;
 - :mod:`~pysketch.decoders.clompr` (CL-OMPR), :mod:`~pysketch.decoders.cl_amp` (CL-AMP)
   and :mod:`~pysketch.decoders.coreset`: the mixture decoders, registered by name;
+- :mod:`~pysketch.decoders.grid`: k-means of grid sketches (joint histograms), clean or
+  private;
 - :mod:`~pysketch.decoders.subspace`: the SubspaceProblem of quadratic sketches and the
   Burer-Monteiro decoder (principal subspaces).
 """
@@ -12,9 +14,10 @@ from .base import DECODERS, Decoder
 from .cl_amp import ClAmpSolution, cl_amp
 from .clompr import clompr
 from .coreset import coreset, mixture_kmeans
+from .grid import GridKMeansDecoder, GridProblem, GridSolution, grid_kmeans
 from .problem import DecodingProblem, DiagonalGaussianAtoms, DiracAtoms, IsotropicGaussianAtoms, MixtureSolution
 from .subspace import BurerMonteiro, SubspaceProblem, SubspaceSolution
 
 __all__ = ["BurerMonteiro", "DECODERS", "ClAmpSolution", "Decoder", "DecodingProblem", "DiagonalGaussianAtoms",
            "DiracAtoms", "IsotropicGaussianAtoms", "MixtureSolution", "SubspaceProblem", "SubspaceSolution", "cl_amp",
-           "clompr", "coreset", "mixture_kmeans"]
+           "clompr", "coreset", "mixture_kmeans", "GridKMeansDecoder", "GridProblem", "GridSolution", "grid_kmeans"]

@@ -38,6 +38,18 @@ class Decoder:
     atoms = ("dirac",)
     #: whether it decodes private (noisy) sketches
     decodes_private = True
+    #: the problem it reads, made from a sketch by ``problem_type.from_sketch`` (None: the
+    #: DecodingProblem of Fourier features)
+    problem_type = None
+
+    @classmethod
+    def problem(cls, sketch):
+        """The problem this decoder reads, made from `sketch` (a Sketch or PrivateSketch)."""
+        if cls.problem_type is None:
+            from .problem import DecodingProblem
+
+            return DecodingProblem.from_sketch(sketch)
+        return cls.problem_type.from_sketch(sketch)
 
     @classmethod
     def check(cls, *, task="mixture", atoms="dirac", private=False):
