@@ -97,9 +97,34 @@ def test_estimator_with_the_coreset_decoder():
     assert est.mixture_.theta.shape[0] <= 20 and est.weights_.sum() == pytest.approx(1.0)
     same = CompressiveKMeans(5, decoder="coreset", random_state=0).fit(X)
     np.testing.assert_array_equal(same.cluster_centers_, est.cluster_centers_)
-    # a private sketch is refused (measured unreliable, see the estimator's docstring)
-    with pytest.raises(ValueError, match="decoder='coreset' does not decode private sketches"):
-        CompressiveKMeans(5, decoder="coreset", epsilon=1.0, bounds=(-15, 15), random_state=0).fit(X)
+    # a private fit (the private spread pilot, then the noise-aware mixture)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # records clipped to the box
+        priv = CompressiveKMeans(5, decoder="coreset", epsilon=1.0, bounds=(-15, 15), random_state=0).fit(X)
+    assert priv.sketch_.privacy.epsilon == 1.0 and sse(X, priv.cluster_centers_) / base < 1.5
+
+
+def test_coreset_stops_adding_atoms_at_the_release_noise():
+    """On a private sketch the greedy search stops once the residual's energy is within the
+    noise's expected energy 2 m sigma^2: more noise, fewer atoms; none of that on a clean sketch."""
+    from pysketch.privacy import make_private
+
+    X = make_blobs_gaussian_centers(20_000, 4, 3, random_state=2)[0]
+    fm = make_feature_map(3, 300, "complex", law=LogUniformLaw(1.0, 0.1, 10.0), random_state=3)
+    sk = fm.sketch(X)
+    clean = coreset(DecodingProblem.from_sketch(sk), 16, X.min(0), X.max(0), random_state=0)
+    atoms = {}
+    for eps in (0.02, 3.0):
+        prob = DecodingProblem.from_sketch(make_private(sk, eps, neighbouring="replace", insecure_seed=1))
+        assert prob.noise_variance > 0
+        sol = coreset(prob, 16, X.min(0), X.max(0), random_state=0)
+        atoms[eps] = sol.theta.shape[0]
+        # the residual is about the noise's size (the final refinement can go a little below)
+        assert sol.residual ** 2 <= 1.5 * 2 * prob.m * prob.noise_variance or atoms[eps] == 16
+    assert atoms[0.02] < atoms[3.0] <= 16 and clean.theta.shape[0] >= atoms[3.0]
+    assert atoms[0.02] <= 4
 
 
 def test_bad_arguments_are_named():

@@ -563,8 +563,8 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
         CL-OMPR (greedy with replacement; Theta(k^3)), CL-AMP ('cl_amp', also accepted as
         'clamp'; SHyGAMP message passing, pysketch.decoders.cl_amp; Theta(k^2) per
         iteration, works from sketches of 2kd), or 'coreset' (pysketch.decoders.coreset: an
-        over-complete mixture of ATOMS_PER_CLUSTER * k isotropic Gaussians fitted to the sketch, then k-means
-        of that mixture; clean fits only). CL-OMPR matches blobs best; on real data
+        over-complete mixture of up to ATOMS_PER_CLUSTER * k isotropic Gaussians fitted to the sketch, then
+        k-means of that mixture; on a private sketch it stops adding atoms at the release's noise level). CL-OMPR matches blobs best; on real data
         (clusters of unequal size and spread, heavy tails, continua such as image patches)
         'coreset' is far more robust (median RSE 1.06-1.41 on six real data sets where
         CL-OMPR gives 1.31-24.9), except on digits (1.22 against 1.04): see

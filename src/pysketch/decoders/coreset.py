@@ -68,17 +68,26 @@ def coreset(problem, n_atoms, lower, upper, *, random_state=None, n_candidates=N
             refine_every=REFINE_EVERY, step_maxiter=30, final_maxiter=200):
     """A mixture of up to `n_atoms` isotropic Gaussians fitted to the sketch greedily
     (see the module docstring). Returns a MixtureSolution whose theta rows are (mu, s2);
-    atoms whose weight falls to 0 are dropped, so there can be fewer rows."""
+    atoms whose weight falls to 0 are dropped, so there can be fewer rows.
+
+    On a private sketch (problem.noise_variance > 0) no atom is added once the residual's
+    energy ||r||^2 is within the release's expected noise energy 2 m sigma^2 (sigma^2 the
+    noise variance per real coordinate of the mean, public): what is left is noise, and
+    atoms fitted to it land where there are no records (the discrepancy principle, as
+    the subspace decoder stops its rank)."""
     n_atoms = check_n_atoms(n_atoms)
     lower, upper = _check_box(lower, upper, problem.d)
     rng = as_generator(random_state)
     family = IsotropicGaussianAtoms(problem, lower, upper)
     bulk = bulk_proposal(DiracAtoms(problem, lower, upper))
     z = problem.z
+    noise_energy = 2.0 * problem.m * problem.noise_variance
     theta = np.empty((0, family.n_params))
     alpha = np.empty(0)
     r = z.copy()
     for t in range(n_atoms):
+        if noise_energy > 0 and float(np.vdot(r, r).real) <= noise_energy:
+            break
         cand = _candidates(family, theta, alpha, bulk, rng, n_candidates)
         x0 = cand[int(np.argmax(screen(family, r, cand)))]
         rr, ri = np.ascontiguousarray(r.real), np.ascontiguousarray(r.imag)
@@ -89,9 +98,16 @@ def coreset(problem, n_atoms, lower, upper, *, random_state=None, n_candidates=N
         if (t + 1) % refine_every == 0:
             theta, alpha = refine_mixture(family, problem, theta, alpha, 1e-6, step_maxiter)
         r = z - atom_matrix(family, theta) @ alpha
+    if theta.shape[0] == 0:  # the whole sketch is within the noise: one atom, where it is most likely
+        cand = _candidates(family, theta, alpha, bulk, rng, n_candidates)
+        theta = cand[int(np.argmax(screen(family, z, cand)))][None, :]
+        alpha = np.maximum(nnls(atom_matrix(family, theta), z), ALPHA_BOUNDS[0])
     theta, alpha = refine_mixture(family, problem, theta, alpha, 1e-9, final_maxiter)
     alpha = np.where(alpha <= ALPHA_BOUNDS[0], 0.0, alpha)
     keep = alpha > 0
+    if not keep.any():  # every weight at its floor: keep the heaviest atom
+        keep[int(np.argmax(alpha))] = True
+        alpha = np.maximum(alpha, ALPHA_BOUNDS[0])
     theta, alpha = theta[keep], alpha[keep]
     residual = math.sqrt(mixture_objective(family, theta, alpha, problem, want_grad=False))
     return MixtureSolution(theta=theta, weights=alpha / alpha.sum(), residual=residual, restart=0, n_iter=n_atoms)
@@ -166,14 +182,15 @@ class CoresetSolution(MixtureSolution):
 
 @DECODERS.register("coreset")
 class CoresetDecoder(Decoder):
-    """k-means of the over-complete mixture of ATOMS_PER_CLUSTER * k isotropic Gaussians
-    fitted to the sketch (`coreset`, then `mixture_kmeans`). Clean sketches only:
-    measured (issue 14 note), the greedy mixture fits the noise of a private sketch with
-    atoms in empty parts of the box, RSE 1.06-2449 at epsilon = 1 on the real data sets."""
+    """k-means of the over-complete mixture of up to ATOMS_PER_CLUSTER * k isotropic
+    Gaussians fitted to the sketch (`coreset`, then `mixture_kmeans`). On a private
+    sketch the greedy search stops at the release's noise level (without that stop it fit
+    the noise with atoms in empty parts of the box: RSE 1.06-2449 at epsilon = 1 on the
+    real data sets, issue 14 note)."""
 
     name = "coreset"
     atoms = ("dirac",)
-    decodes_private = False
+    decodes_private = True
 
     def decode(self, problem, n_atoms, lower, upper, *, atoms="dirac", n_init=1, random_state=None):
         self.check(atoms=atoms, private=problem.private)
