@@ -197,6 +197,33 @@ def test_fit_kmeans_recovers_the_centers(blob_files, tmp_path):
         assert (tmp_path / "model.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_grid_sketch_privatize_and_fit_kmeans(blob_files, tmp_path):
+    """--map grid: the joint histogram on the box; privatized and decoded by the grid decoder
+    (--decoder auto); a Fourier decoder on it is refused by name; the model's JSON has no NaN."""
+    folder, _, _, _ = blob_files
+    code, out, err = run("sketch", "part*.npy", "-o", tmp_path / "g.npz", "--map", "grid", "--bounds", "-8", "8",
+                         "--bins", "40", cwd=folder)
+    assert code == 0, err
+    sk = Sketch.load(tmp_path / "g.npz")
+    assert sk.feature_map.kind == "grid" and sk.feature_map.m == 1600 and sk.count == 6000
+    assert run("privatize", tmp_path / "g.npz", "-o", tmp_path / "p.npz", "--epsilon", "1")[0] == 0
+    code, out, err = run("fit", tmp_path / "p.npz", "--task", "kmeans", "--k", "3", "--bounds", "-8", "8",
+                         "-o", tmp_path / "m.json")
+    assert code == 0, err
+    text = (tmp_path / "m.json").read_text()
+    assert "NaN" not in text
+    model = json.loads(text)
+    assert model["decoder"] == "grid" and model["kernel_scale"] is None and model["residual"] is None
+    C = np.array(model["centers"])
+    dist = np.linalg.norm(C[:, None, :] - CENTERS[None, :, :], axis=2)
+    # cells of width 0.4 and Laplace noise of scale about 1 on counts of about 2000 per cluster
+    assert sorted(dist.argmin(axis=1)) == [0, 1, 2] and dist.min(axis=1).max() < 0.15
+    code, out, err = run("fit", tmp_path / "p.npz", "--task", "kmeans", "--k", "3", "--bounds", "-8", "8",
+                         "--decoder", "clompr")
+    assert code == 2 and "decoder 'clompr' cannot read a sketch of FeatureMap(kind='grid'" in err
+    assert "Traceback" not in err
+
+
 def test_fit_pca_from_a_quadratic_sketch_of_a_file(tmp_path):
     rng = np.random.default_rng(5)
     Q = np.linalg.qr(rng.standard_normal((6, 6)))[0]

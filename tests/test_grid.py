@@ -160,6 +160,7 @@ def test_private_kmeans_in_two_dimensions_releases_a_grid():
                                random_state=0).fit(X)
     fm = km.sketch_.feature_map
     assert isinstance(fm, GridMap) and fm.n_bins == grid_bins(km.sketch_.count, 0.95, 2)
+    assert km.decoder_ == "grid" and km.kernel_scale_ is None
     rec = km.sketch_.privacy
     assert rec.mechanism == "laplace" and rec.delta == 0.0 and rec.epsilon == 1.0
     assert rec.epsilon_sum == pytest.approx(0.95) and rec.sensitivity_sum == 1.0
@@ -168,7 +169,9 @@ def test_private_kmeans_in_two_dimensions_releases_a_grid():
     assert sse(X, km.cluster_centers_) / base < 1.05
     # fit_sketch on the released grid reads it with the grid decoder
     again = CompressiveKMeans(3, random_state=0).fit_sketch(km.sketch_, (-2, 11))
-    assert sse(X, again.cluster_centers_) / base < 1.05
+    assert sse(X, again.cluster_centers_) / base < 1.05 and again.decoder_ == "grid"
+    with pytest.raises(ValueError, match="decoder 'cl_amp' cannot read a sketch of FeatureMap.kind='grid'"):
+        CompressiveKMeans(3, decoder="cl_amp").fit_sketch(km.sketch_, (-2, 11))
 
 
 def test_fourier_settings_or_higher_dimension_keep_the_fourier_sketch():
@@ -177,7 +180,7 @@ def test_fourier_settings_or_higher_dimension_keep_the_fourier_sketch():
         warnings.simplefilter("ignore")
         for kw in ({"sketch_size": 60}, {"kernel_scale": 2.0}, {"decoder": "clompr"}):
             km = CompressiveKMeans(3, epsilon=1.0, bounds=(-2, 11), random_state=0, **kw).fit(X)
-            assert km.sketch_.feature_map.kind == "complex", kw
+            assert km.sketch_.feature_map.kind == "complex" and km.decoder_ == "clompr", kw
         X4 = np.column_stack([X, X])
         km = CompressiveKMeans(3, epsilon=1.0, bounds=(-2, 11), random_state=0).fit(X4)
         assert km.sketch_.feature_map.kind == "complex"

@@ -224,7 +224,8 @@ def _add_sketch_parser(commands, kinds):
     m = p.add_argument_group("the feature map")
     m.add_argument("--map", default="complex", choices=kinds,
                    help="the features (default complex): complex / real / quantized random Fourier features, "
-                        "quadratic (for PCA), hist / race (one-hot box maps for M2M queries; need --bounds)")
+                        "quadratic (for PCA), hist / race (one-hot box maps for M2M queries; need --bounds), grid "
+                        "(the joint histogram on the box, for k-means in low dimension; needs --bounds)")
     m.add_argument("--sketch-size", "-m", type=_positive, default=None, metavar="M",
                    help=f"number of frequencies m (default {DEFAULT_SKETCH_SIZE}; quadratic: rounded up to whole "
                         "orthonormal bases); not for hist / race, whose size is set by --bins, --hashes, --buckets")
@@ -242,7 +243,8 @@ def _add_sketch_parser(commands, kinds):
                    help="precision of the features (default float32; the sums are float64 either way)")
     _add_bounds(m, "; required by hist and race, optional for Fourier maps (then the frequencies are drawn in "
                    "units of the box's side, as M2M queries expect)")
-    m.add_argument("--bins", type=_positive, default=None, help="hist: bins per column (default 100)")
+    m.add_argument("--bins", type=_positive, default=None,
+                   help="hist: bins per column (default 100); grid: bins per column of the joint grid (default 16)")
     m.add_argument("--hashes", type=_positive, default=None, help="race: number of hashes (default 80)")
     m.add_argument("--buckets", type=_positive, default=None, help="race: buckets per hash (default 80)")
     m.add_argument("--width", type=_positive_float, default=None,
@@ -326,8 +328,8 @@ def _add_fit_parser(commands):
     p.add_argument("--k", "-k", type=_positive, required=True,
                    help="clusters (kmeans), components (gmm) or principal components (pca)")
     _add_bounds(p, "; kmeans, gmm: the decoder searches the centers in it")
-    p.add_argument("--decoder", default="clompr", choices=("clompr", "cl_amp", "coreset"),
-                   help="kmeans: the decoder (default clompr)")
+    p.add_argument("--decoder", default="auto", choices=("auto", "clompr", "cl_amp", "coreset", "grid"),
+                   help="kmeans: the decoder (default auto: grid for a grid sketch, else clompr)")
     p.add_argument("--n-init", type=_positive, default=3, help="decoder restarts (default 3)")
     p.add_argument("--seed", type=_seed, default=0, help="seed of the decoder's starts (default 0)")
     _add_output(p, "the model", ".json")
@@ -955,14 +957,19 @@ def _fit_mixture(sketch, args):
     if args.task == "kmeans":
         est = CompressiveKMeans(args.k, n_init=args.n_init, random_state=args.seed, decoder=args.decoder)
     else:
-        if args.decoder != "clompr":
+        if args.decoder not in ("auto", "clompr"):
             raise _CommandError("--decoder applies to --task kmeans only")
         est = CompressiveGaussianMixture(args.k, n_init=args.n_init, random_state=args.seed)
-    est.fit_sketch(sketch, box)
+    try:
+        est.fit_sketch(sketch, box)
+    except ValueError as exc:  # a decoder that cannot read this sketch names it
+        raise _CommandError(f"{args.sketch}: {exc}") from None
     model = {"task": args.task, "k": args.k, "weights": est.weights_, "bounds": {"lower": box[0], "upper": box[1]},
-             "kernel_scale": est.kernel_scale_, "residual": float(est.residual_)}
+             "kernel_scale": est.kernel_scale_,
+             # None where no sketch distance is fitted (the grid decoder): JSON has no NaN
+             "residual": float(est.residual_) if math.isfinite(est.residual_) else None}
     if args.task == "kmeans":
-        model.update(decoder=args.decoder, centers=est.cluster_centers_)
+        model.update(decoder=est.decoder_, centers=est.cluster_centers_)
     else:
         model.update(decoder="clompr", centers=est.means_, variances=est.covariances_)
     return model
@@ -973,7 +980,7 @@ def _fit_pca(sketch, args):
 
     if _has_box(args):
         raise _CommandError("--bounds does not apply to --task pca (the quadratic sketch needs no box)")
-    if args.decoder != "clompr":
+    if args.decoder not in ("auto", "clompr"):
         raise _CommandError("--decoder applies to --task kmeans only")
     if args.k > sketch.feature_map.d:
         raise _CommandError(f"--k {args.k} is larger than the records' dimension {sketch.feature_map.d}")
@@ -1008,7 +1015,13 @@ def _print_model(model, sketch):
             print(f"{j:6d} {model['weights'][j]:7.3f}  {_vector_text(row)}")
             if "variances" in model:
                 print(f"{'':6} {'':7}  {_vector_text(np.asarray(model['variances'])[j])}  (variances)")
-        print(f"kernel scale {model['kernel_scale']:.4g}, residual {model['residual']:.4g}")
+        facts = []
+        if model["kernel_scale"] is not None:  # None: a grid sketch has no kernel
+            facts.append(f"kernel scale {model['kernel_scale']:.4g}")
+        if model["residual"] is not None and math.isfinite(model["residual"]):  # NaN: the grid decoder fits none
+            facts.append(f"residual {model['residual']:.4g}")
+        if facts:
+            print(", ".join(facts))
     if model["privacy"] is not None:
         p = model["privacy"]
         print(f"privacy: epsilon = {p['epsilon']:g}, delta = {p['delta']:g}, {p['neighbouring']}, {p['mechanism']}")

@@ -344,11 +344,16 @@ class _CompressiveMixture(BaseEstimator):
         unit = _decode_unit((lo, hi), what)
         origin, half = _box_frame(lo, hi)
         decoder = DECODERS.get(decoder or self._decoder_name(sketch))()
-        problem = decoder.problem(sketch).in_units(half, origin)
+        try:
+            problem = decoder.problem(sketch)
+        except ValueError as exc:
+            raise ValueError(f"decoder {decoder.name!r} cannot read a sketch of {sketch.feature_map!r}: {exc}") from None
+        problem = problem.in_units(half, origin)
         sol = decoder.decode(problem, self._n_atoms(), (lo - origin) / half, (hi - origin) / half, atoms=self._atoms,
                              n_init=self.n_init, random_state=rng)
         sol = problem.to_data_units(sol)
         self.data_unit_ = unit
+        self.decoder_ = decoder.name
         self.sketch_ = sketch
         self.sketch_size_ = fm.m
         self.bounds_ = (lo, hi)
@@ -650,6 +655,8 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     mixture_ : MixtureSolution
         decoder='coreset' only: the over-complete mixture, rows (mean, variance).
     n_features_in_, n_iter_
+    decoder_ : str
+        The decoder that read the sketch (decoder='auto' resolved).
     data_unit_ : float
         The power of two in which inertia_ and score are summed (see "Data scale"; 1 for a
         box whose largest |coordinate| is within 2^+-6).
