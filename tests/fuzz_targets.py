@@ -1761,7 +1761,7 @@ def _mixture_kmeans(data):
         # relative weights: any nonnegative weights, not all 0, are normalised (documented)
         assert var in ("ok", "zero") and w in ("ok", "sum2") and valid_int(nc, 1)
         centers, share = out
-        assert centers.shape[0] == min(int(nc), k) and finite(centers)
+        assert centers.shape[0] == int(nc) and finite(centers)  # k centres, whatever the atoms (documented)
         assert finite(share) and (share >= 0).all() and abs(share.sum() - 1) < 1e-12
 
 

@@ -78,10 +78,18 @@ def test_mixture_kmeans_of_separated_atoms_gives_their_groups():
     order = np.argsort(centers[:, 0])
     np.testing.assert_allclose(centers[order], [[0.1, 0.0], [10.0, 0.3]], atol=0.02)
     np.testing.assert_allclose(share[order], [2 / 6, 4 / 6], atol=0.01)
-    # fewer atoms than clusters: the atoms are the centers
-    c, s = mixture_kmeans(means[:2], np.ones(2), np.array([1.0, 3.0]), 3, random_state=0)
-    np.testing.assert_array_equal(c, means[:2])
-    np.testing.assert_allclose(s, [0.25, 0.75])
+    # as many atoms as clusters: the atoms are the centers
+    c, s = mixture_kmeans(means[:2], np.ones(2), np.array([1.0, 3.0]), 2, random_state=0)
+    np.testing.assert_array_equal(c, means[[1, 0]])  # heaviest first
+    np.testing.assert_allclose(s, [0.75, 0.25])
+    # fewer: k centres all the same (k centres are always returned), from the k-means of the
+    # draws: one broad atom is split along its spread; Diracs are repeated with weight 0
+    c, s = mixture_kmeans(means[:1], np.ones(1), np.ones(1), 3, random_state=0)
+    assert c.shape == (3, 2) and len(np.unique(c.round(6), axis=0)) == 3 and s.sum() == pytest.approx(1.0)
+    assert np.linalg.norm(c, axis=1).max() < 3  # within the atom's spread (standard deviation 1)
+    c, s = mixture_kmeans(means[:2], np.zeros(2), np.array([1.0, 3.0]), 3, random_state=0)
+    np.testing.assert_array_equal(c, means[[1, 0, 1]])
+    np.testing.assert_allclose(s, [0.75, 0.25, 0.0])
 
 
 def test_estimator_with_the_coreset_decoder():

@@ -174,13 +174,94 @@ def test_private_kmeans_in_two_dimensions_releases_a_grid():
         CompressiveKMeans(3, decoder="cl_amp").fit_sketch(km.sketch_, (-2, 11))
 
 
-def test_fourier_settings_or_higher_dimension_keep_the_fourier_sketch():
+def test_fourier_settings_keep_the_fourier_sketch():
     X = blobs(3000, seed=4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for kw in ({"sketch_size": 60}, {"kernel_scale": 2.0}, {"decoder": "clompr"}):
             km = CompressiveKMeans(3, epsilon=1.0, bounds=(-2, 11), random_state=0, **kw).fit(X)
             assert km.sketch_.feature_map.kind == "complex" and km.decoder_ == "clompr", kw
-        X4 = np.column_stack([X, X])
-        km = CompressiveKMeans(3, epsilon=1.0, bounds=(-2, 11), random_state=0).fit(X4)
-        assert km.sketch_.feature_map.kind == "complex"
+
+
+def test_projection_noise_rule():
+    from pysketch.estimators import PROJECTION_ANISOTROPY, PROJECTION_RHO, box_anisotropy, projection_noise
+
+    assert box_anisotropy(np.zeros(5), np.ones(5)) == 1.0
+    assert box_anisotropy([0, 0, 0], [1, 1, 7]) == pytest.approx(9 / 3)  # sum 4.5 over 3 x 0.5
+    assert box_anisotropy([0, 0, 0], [1, 1, 7]) > PROJECTION_ANISOTROPY
+
+    # (sum h)^2 / (eps n d median(h)^2): even boxes and many records give a small value
+    assert projection_noise(np.zeros(48), np.ones(48), 200_000, 0.95) == pytest.approx(48 / (0.95 * 200_000))
+    lo, hi = -np.ones(8), np.ones(8)
+    hi[0] = 1000.0  # one coordinate 1000 times wider than the others
+    assert projection_noise(lo, hi, 20_000, 0.95) > 100 * projection_noise(-np.ones(8), np.ones(8), 20_000, 0.95)
+    assert projection_noise(lo, hi, 20_000, 0.95) > PROJECTION_RHO > projection_noise(-np.ones(8), np.ones(8),
+                                                                                      20_000, 0.95)
+
+
+def _blobs6(n=20_000, seed=5):
+    rng = np.random.default_rng(seed)
+    C = rng.uniform(-6, 6, size=(4, 6))
+    return np.concatenate([c + 0.6 * rng.standard_normal((n // 4, 6)) for c in C])
+
+
+def test_private_kmeans_above_three_dimensions_projects_or_sketches_by_the_rule():
+    X = _blobs6()
+    _, base = kmeans_plus_plus(X, 4, random_state=0)
+    acc = BudgetAccountant(epsilon=3.0, delta=1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        km = CompressiveKMeans(4, epsilon=1.0, delta=1e-6, bounds=(-9, 9), accountant=acc, random_state=0).fit(X)
+    fm = km.sketch_.feature_map
+    # an even box: the projected route (the grid of the projection on 3 private principal directions)
+    assert fm.kind == "grid" and fm.grid_dim == 3 and fm.d == 6 and km.decoder_ == "grid"
+    np.testing.assert_allclose(fm.projection.T @ fm.projection, np.eye(3), atol=1e-12)
+    rec = km.sketch_.privacy
+    assert rec.epsilon == 1.0 and rec.delta == 1e-6 and acc.spent == (1.0, 1e-6)
+    # the count (5%), then the moments, the grid and the Lloyd step share the rest 0.2 / 0.5 / 0.3
+    assert rec.epsilon_count == pytest.approx(0.05) and rec.epsilon_sum == pytest.approx(0.5 * 0.95)
+    assert rec.epsilon_pilot == pytest.approx(0.5 * 0.95)
+    assert rec.epsilon_count + rec.epsilon_sum + rec.epsilon_pilot == pytest.approx(1.0)
+    assert sse(X, km.cluster_centers_) / base < 1.05
+    # one coordinate's public range 500 times the others: the mixture route (Fourier, over-complete
+    # decoder); its quality there is not asserted (measured poor on such blobs: see the note of
+    # issue 32), only its release
+    lo, hi = np.full(6, -9.0), np.full(6, 9.0)
+    hi[0] = 9000.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        km = CompressiveKMeans(4, epsilon=1.0, bounds=(lo, hi), random_state=0).fit(X)
+    assert km.sketch_.feature_map.kind == "complex" and km.decoder_ == "coreset"
+    law = km.sketch_.feature_map.operator.law
+    assert law.name == "log_uniform" and law.sigma == 4504.5 and (law.low, law.high) == (0.3, 3000.0)
+    assert km.sketch_.privacy.epsilon == 1.0 and km.sketch_.privacy.epsilon_count == pytest.approx(0.05)
+    assert np.isfinite(km.cluster_centers_).all() and km.cluster_centers_.shape == (4, 6)
+
+
+def test_projected_grid_map_counts_the_projection_and_lifts_back(tmp_path):
+    rng = np.random.default_rng(0)
+    U = np.linalg.qr(rng.standard_normal((5, 2)))[0]
+    c = rng.standard_normal(5)
+    fm = GridMap([-3, -3], [3, 3], 12, projection=U, centre=c)
+    X = rng.standard_normal((4000, 5))
+    Z = (X - c) @ U
+    plain = GridMap([-3, -3], [3, 3], 12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a few projections beyond +-3
+        np.testing.assert_array_equal(fm.sketch(X).sum, plain.sketch(Z).sum)
+    np.testing.assert_allclose(fm.lift(Z) - c, (X - c) @ U @ U.T, atol=1e-12)
+    assert fm.d == 5 and fm.grid_dim == 2 and fm.m == 144
+    fm.sketch(X[:10]).save(tmp_path / "g.npz") if False else None
+    from pysketch import Sketch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        sk = fm.sketch(X)
+    sk.save(tmp_path / "g.npz")
+    back = Sketch.load(tmp_path / "g.npz")
+    np.testing.assert_array_equal(back.feature_map.projection, U) and np.testing.assert_array_equal(back.sum, sk.sum)
+    for bad, match in (({"projection": U}, "together"), ({"projection": U[:, :1], "centre": c}, "p = 2"),
+                       ({"projection": 2 * U, "centre": c}, "orthonormal"), ({"projection": U, "centre": c[:3]},
+                                                                                "centre")):
+        with pytest.raises(ValueError, match=match):
+            GridMap([-3, -3], [3, 3], 12, **bad)

@@ -623,7 +623,9 @@ def test_private_pilot_spread_and_auto_scale():
     with warnings.catch_warnings():
         from pysketch.privacy import PrivacyLeakWarning
         warnings.simplefilter("error", PrivacyLeakWarning)
-        est = CompressiveKMeans(3, epsilon=2.0, bounds=(lo, hi), accountant=acc, random_state=0).fit(X)
+        # decoder='clompr': the Fourier route, whose kernel scale comes from the private pilot
+        est = CompressiveKMeans(3, epsilon=2.0, bounds=(lo, hi), accountant=acc, random_state=0,
+                                decoder="clompr").fit(X)
     p = est.sketch_.privacy
     assert p["epsilon_pilot"] == pytest.approx(PRIVATE_PILOT_SHARE * 2.0)
     assert p["epsilon_pilot"] + p["epsilon_sum"] + p["epsilon_count"] == pytest.approx(2.0)

@@ -189,8 +189,11 @@ class _CompressiveMixture(BaseEstimator):
             _warn_wide_box(data_lo, data_hi, lo, hi)
         what = "X (its bounding box)" if self.bounds is None else "the bounds"
         _decode_unit((lo, hi), what)  # the data's scale beyond the supported range: refused before the charge
-        if self._private_route(d) == "grid":
+        route = self._private_route(d)
+        if route == "grid":
             return self._fit_private_grid(X, lo, hi, what, rng, timer)
+        if route == "high":
+            return self._fit_private_high(X, lo, hi, what, rng, timer)
         if not isinstance(self.kernel_scale, str):
             _check_sigma(float(self.kernel_scale), self.dtype)
         charge(self.accountant, eps, delta, type(self).__name__ + ".fit")
@@ -272,6 +275,96 @@ class _CompressiveMixture(BaseEstimator):
         self.timings_ = timer.seconds
         self._after_fit(X)
         return self
+
+    def _fit_private_high(self, X, lo, hi, what, rng, timer):
+        """The private fit above GRID_MAX_D (decoder='auto'): a noisy count (HIGH_COUNT_SHARE
+        of epsilon) first; then, by the public rule `projection_noise` <= PROJECTION_RHO,
+        (and box_anisotropy <= PROJECTION_ANISOTROPY) either the projected route (private
+        second moments, the grid of the records' projection on the top GRID_MAX_D principal
+        directions, its k-means lifted back, one private Lloyd step) or the mixture route (a multi-scale Fourier sketch decoded by
+        the noise-aware over-complete decoder). See the class docstring."""
+        from .privacy.accountant import charge
+        from .privacy.mechanisms import check_delta, check_epsilon, noise_source, noisy_count
+
+        n, d = X.shape
+        eps = check_epsilon(self.epsilon)
+        delta = check_delta(self.delta, positive=False)
+        charge(self.accountant, eps, delta, type(self).__name__ + ".fit")
+        source = noise_source()
+        add_remove = self.neighbouring == "add_remove"
+        eps_count = HIGH_COUNT_SHARE * eps if add_remove else 0.0
+        count = noisy_count(n, eps_count, source) if add_remove else n
+        n_low = max(count - math.log(20.0) / eps_count, 1.0) if add_remove else float(n)
+        rest = eps - eps_count
+        if projection_noise(lo, hi, n_low, rest) <= PROJECTION_RHO and box_anisotropy(lo, hi) <= PROJECTION_ANISOTROPY:
+            self._fit_projected(X, lo, hi, what, rng, timer, source, count, eps_count, rest, delta)
+        else:
+            self._fit_mixture(X, lo, hi, what, rng, timer, source, count, n_low, eps_count, rest, delta)
+        self.timings_ = timer.seconds
+        self._after_fit(X)
+        return self
+
+    def _release_plan(self, eps_sum, eps_count, delta, mechanism):
+        """The plan of a sum released with eps_sum after a count released with eps_count."""
+        from .privacy.release import plan_release
+
+        total = eps_sum + eps_count
+        split = eps_sum / total if self.neighbouring == "add_remove" else None
+        return plan_release(1, total, delta, neighbouring=self.neighbouring, mechanism=mechanism, split=split)
+
+    def _fit_projected(self, X, lo, hi, what, rng, timer, source, count, eps_count, rest, delta):
+        from .features import GridMap
+        from .privacy.moments import private_cluster_means, private_second_moments
+        from .privacy.release import release
+
+        d = X.shape[1]
+        p = min(GRID_MAX_D, d)
+        e_pca, e_grid, e_step = (share * rest for share in PROJECTED_SHARES)
+        d_moments = 0.5 * delta  # the Gaussian releases, when delta > 0; the grid is Laplace
+        with timer("pilot"):
+            S, _ = private_second_moments(X, lo, hi, e_pca, d_moments, neighbouring=self.neighbouring,
+                                          insecure_seed=source)
+            _, vectors = np.linalg.eigh(S)
+            U = np.ascontiguousarray(vectors[:, ::-1][:, :p])
+            c0, h = 0.5 * lo + 0.5 * hi, 0.5 * hi - 0.5 * lo
+            g = np.abs(U).T @ h  # the projected box: |U^T (x - c0)| <= |U|^T h, public
+        fm = GridMap(-g, g, grid_bins(count, e_grid, p), projection=U, centre=c0)
+        with timer("sketch"):
+            acc = SketchAccumulator(fm, batch_size=self.batch_size)
+            acc.update(X)
+            plan = self._release_plan(e_grid, eps_count, 0.0, "laplace")
+            private = release(acc.sketch(), plan, source, count=count, epsilon=float(self.epsilon),
+                              delta=float(self.delta), epsilon_pilot=e_pca + e_step)
+        self.kernel_scale_ = None
+        with timer("decode"):
+            self._decode(private, (lo, hi), rng, what, decoder="grid")
+        with timer("pilot"):  # the refinement: one more private pass
+            C, counts = private_cluster_means(X, self.cluster_centers_, lo, hi, e_step, d_moments,
+                                              neighbouring=self.neighbouring, insecure_seed=source)
+        self.cluster_centers_ = C
+        mass = np.maximum(counts, 0.0)
+        self.weights_ = mass / mass.sum() if mass.sum() > 0 else np.full(C.shape[0], 1.0 / C.shape[0])
+
+    def _fit_mixture(self, X, lo, hi, what, rng, timer, source, count, n_low, eps_count, rest, delta):
+        from .frequencies import LogUniformLaw
+        from .privacy.release import release
+
+        n, d = X.shape
+        k = self._n_atoms()
+        mechanism = "laplace" if delta == 0 else "gaussian"
+        m = private_sketch_size(k, d, n_low, rest, delta, factor=self._sketch_factor)
+        sigma = float(np.max(0.5 * hi - 0.5 * lo))
+        _check_sigma(sigma, self.dtype)
+        fm = make_feature_map(d, m, "complex", operator=self.operator, law=LogUniformLaw(sigma, *PRIVATE_BAND),
+                              random_state=rng, dtype=np.dtype(self.dtype))
+        with timer("sketch"):
+            acc = SketchAccumulator(fm, batch_size=self.batch_size)
+            acc.update(X)
+            private = release(acc.sketch(), self._release_plan(rest, eps_count, delta, mechanism), source,
+                              count=count)
+        self.kernel_scale_ = sigma
+        with timer("decode"):
+            self._decode(private, (lo, hi), rng, what, decoder="coreset")
 
     def fit_sketch(self, sketch, bounds):
         """Learn the mixture from a Sketch made elsewhere (the data are never seen).
@@ -455,6 +548,64 @@ def grid_bins(count, epsilon_sum, d):
     return bins
 
 
+#: Private k-means above GRID_MAX_D (decoder='auto'): the share of epsilon on the count.
+HIGH_COUNT_SHARE = 0.05
+#: The projected route's shares of the rest: the second moments, the grid, the Lloyd step.
+PROJECTED_SHARES = (0.2, 0.5, 0.3)
+#: The projected route is taken when projection_noise(...) is at most PROJECTION_RHO and
+#: box_anisotropy(...) at most PROJECTION_ANISOTROPY.
+PROJECTION_RHO = 0.01
+PROJECTION_ANISOTROPY = 2.0
+
+
+def box_anisotropy(lower, upper):
+    """sum_l h_l / (d median(h)) for the half widths h of the public box: 1 for a cube, large
+    when a few coordinates' ranges dwarf the others'. The second moments about the box's
+    centre are then dominated by the data's offset in those coordinates (measured: blobs of
+    spread 0.6 in a box 50 times wider in one coordinate, RSE 2.5-9.9 through the projected
+    route), so the projected route needs an even box."""
+    h = 0.5 * np.asarray(upper, dtype=np.float64) - 0.5 * np.asarray(lower, dtype=np.float64)
+    return float(h.sum()) / (h.size * float(np.median(h)))
+
+
+def projection_noise(lower, upper, n, epsilon):
+    """rho = (sum_l h_l)^2 / (epsilon n d median(h)^2) for the half widths h of the public
+    box: the Laplace noise of the second moments (L1 sensitivity about (sum_l h_l)^2 / 2)
+    per record, relative to the square of the box's typical half width. It is small for
+    boxes of even widths and many records (the projected route's moments are then
+    accurate) and large for boxes whose few wide coordinates dwarf the rest (the
+    documented physical boxes of standardised tabular data), where only the Fourier
+    sketch, whose sensitivity does not depend on the box, keeps its accuracy."""
+    h = 0.5 * np.asarray(upper, dtype=np.float64) - 0.5 * np.asarray(lower, dtype=np.float64)
+    med = float(np.median(h))
+    return float(h.sum()) ** 2 / (epsilon * max(float(n), 1.0) * h.size * med * med)
+
+
+#: The band of the private multi-scale sketch (the mixture route): radii log-uniform in
+#: [low, high] / h, h the box's largest half-width, from wavelengths of about 20 box widths
+#: (the bulk's place in the box) to details 10^4 times finer than the box (public boxes
+#: of standardised real data are 10-100 times the data's spread, and more in a coordinate).
+PRIVATE_BAND = (0.3, 3000.0)
+#: The signal-to-noise ratio the private sketch size keeps for an atom of weight 1 / k.
+PRIVATE_SNR = 20.0
+
+
+def private_sketch_size(k, d, n_low, epsilon_sum, delta, factor=10):
+    """The size m of a private multi-scale sketch for k clusters. Laplace noise (delta = 0)
+    on the sum of m complex features has scale sqrt(2) m / epsilon per real coordinate, so
+    the correlation of an atom of weight w with the release has a signal-to-noise ratio of
+    about w n epsilon / (2 sqrt(m)) (the atom's sketch has norm sqrt(m), the noise's
+    projection on it the standard deviation sqrt(2) b): m = (n_low epsilon_sum /
+    (PRIVATE_SNR k))^2 keeps it at PRIVATE_SNR / 2 for w = 1 / k, within [4 (d + 1),
+    factor k d]. With delta > 0 (Gaussian noise of L2 sensitivity sqrt(m)) the ratio does not
+    depend on m: factor k d."""
+    cap = factor * k * d
+    if delta > 0:
+        return int(cap)
+    m = (float(n_low) * epsilon_sum / (PRIVATE_SNR * k)) ** 2
+    return int(min(cap, max(4 * (d + 1), math.floor(m))))
+
+
 #: float32 sketches hold frequencies up to about 3.4e38 (2^128) and records of that size:
 #: kernel scales (lengths at the data's scale) beyond 2^+-FLOAT32_SCALE_EXPONENT need float64.
 FLOAT32_SCALE_EXPONENT = 120
@@ -560,10 +711,10 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
         radius for k-means here; see the project notes), 'log_uniform' (multi-scale,
         pysketch.LogUniformLaw over the spread) for the coreset decoder.
     decoder : {'auto', 'clompr', 'cl_amp', 'coreset', 'grid'} or another registered decoder, default 'auto'
-        'auto': a private fit in dimension d <= GRID_MAX_D (3) with the Fourier settings
-        (kernel_scale, sketch_size, operator, frequency_law) at their defaults releases a
-        grid sketch and decodes it with 'grid' (see "Differential privacy"); a grid sketch
-        given to `fit_sketch` is read with 'grid'; every other fit uses CL-OMPR.
+        'auto': a private fit with the Fourier settings (kernel_scale, sketch_size,
+        operator, frequency_law) at their defaults takes one of three routes chosen from
+        public quantities (see "Differential privacy"); a grid sketch given to `fit_sketch`
+        is read with 'grid'; every other fit uses CL-OMPR.
         'grid' (pysketch.decoders.grid) reads grid sketches (kind 'grid') only.
         CL-OMPR (greedy with replacement; Theta(k^3)), CL-AMP ('cl_amp', also accepted as
         'clamp'; SHyGAMP message passing, pysketch.decoders.cl_amp; Theta(k^2) per
@@ -619,17 +770,39 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     pilot and warn with a PrivacyLeakWarning. `labels_` and `inertia_` are computed from
     the raw data for the caller and are not private.
 
-    The grid route (decoder='auto', d <= GRID_MAX_D = 3, Fourier settings at their
-    defaults): a grid sketch has sensitivity 1 whatever its number of cells, where a
-    Fourier sketch's grows with its size, so in low dimension it carries far more per unit
-    of privacy (measured on maps of cities, k = 10 and 30, epsilon = 1 and 0.1: median RSE
-    0.99-1.47 where the Fourier route gave 1.85-8.9 and the grid method EUGkM 1.03-1.64).
-    The count is released with GRID_COUNT_SHARE (5%) of epsilon; it sets the grid,
-    ``grid_bins`` bins per coordinate of the public box; the cells' counts are released
-    with Laplace noise (L1 sensitivity 1, doubled under 'replace') for the rest, and
-    decoded by pysketch.decoders.grid (denoised cells, weighted k-means, the candidate of
-    lowest estimated cost). It is pure epsilon-DP: a delta given is not spent (Laplace
-    beats the Gaussian mechanism on a histogram, whose L1 and L2 sensitivities are equal).
+    Routes of decoder='auto' (Fourier settings at their defaults), chosen from d, the public
+    box, epsilon and the released count; measured on the real data sets of
+    benchmarks/quality/real_quality.py against diffprivlib, EUGkM and Google's DP LSH:
+
+    - grid (d <= GRID_MAX_D = 3): a grid sketch has sensitivity 1 whatever its number of
+      cells, where a Fourier sketch's grows with its size, so in low dimension it carries
+      far more per unit of privacy. The count is released with GRID_COUNT_SHARE (5%) of
+      epsilon; it sets the grid, ``grid_bins`` bins per coordinate of the public box; the
+      cells' counts are released with Laplace noise (L1 sensitivity 1, doubled under
+      'replace') for the rest, and decoded by pysketch.decoders.grid (denoised cells,
+      weighted k-means, the candidate of lowest estimated cost). Pure epsilon-DP: a delta
+      given is not spent (Laplace beats the Gaussian mechanism on a histogram, whose L1
+      and L2 sensitivities are equal).
+    - projected (d > 3, a box of even widths and enough records: ``projection_noise`` <=
+      PROJECTION_RHO and ``box_anisotropy`` <= PROJECTION_ANISOTROPY): after the count
+      (HIGH_COUNT_SHARE, 5%), the rest is shared PROJECTED_SHARES = 20 / 50 / 30% between
+      the second moments of the records about the box's centre
+      (pysketch.privacy.moments.private_second_moments), whose top 3 eigenvectors U
+      project the records; the grid sketch of the projections U^T (x - c0) in their public
+      box |U|^T h, decoded as above and lifted back (a projected GridMap); and one private
+      Lloyd step from those centres (private_cluster_means). Real data of many
+      coordinates (image patches) lie close to a few principal directions, where k-means
+      of the projection is nearly k-means of the data.
+    - mixture (d > 3 otherwise: boxes whose few coordinates dwarf the rest, or few
+      records): after the count, a Fourier sketch whose radii are log-uniform over
+      PRIVATE_BAND in units of the inverse of the box's largest half width (no pilot: the
+      band spans the scales such a box allows), of size ``private_sketch_size``, decoded
+      by the noise-aware over-complete decoder ('coreset'). Its sensitivity does not depend
+      on the box, which defeats moment-based methods there.
+
+    Every release draws its noise from OS entropy; the sketch's record (``sketch_.privacy``)
+    holds the total epsilon and delta, and as ``epsilon_pilot`` what was spent besides its
+    sum and count (the moments and the Lloyd step of the projected route).
 
     Attributes
     ----------
@@ -734,7 +907,9 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
         else 'fourier'."""
         fourier_given = (self.kernel_scale != "auto" or self.sketch_size is not None or self.operator != "auto"
                          or not (isinstance(self.frequency_law, str) and self.frequency_law == "auto"))
-        return "grid" if self.decoder == "auto" and d <= GRID_MAX_D and not fourier_given else "fourier"
+        if self.decoder != "auto" or fourier_given:
+            return "fourier"
+        return "grid" if d <= GRID_MAX_D else "high"
 
     def _default_law(self):
         return "log_uniform" if self.decoder == "coreset" else "gaussian"

@@ -851,20 +851,28 @@ MAX_GRID_CELLS = 1 << 24
 @FEATURE_MAPS.register("grid")
 class GridMap(OneHotMap):
     """GRID: the joint histogram of the records on a uniform grid of the public box
-    [lower, upper], `n_bins` equal-width bins per coordinate, n_bins ** d cells in one
-    one-hot block (m = n_bins ** d; cell index sum_j b_j n_bins^(d-1-j), b_j the bin of
+    [lower, upper], `n_bins` equal-width bins per coordinate, n_bins ** p cells in one
+    one-hot block (m = n_bins ** p; cell index sum_j b_j n_bins^(p-1-j), b_j the bin of
     coordinate j, row-major as numpy's ravel_multi_index). The sketch is the count of
     every cell: the synopsis of the grid methods of private clustering (Su, Cao, Li,
     Bertino & Jha, "Differentially private k-means clustering", CODASPY 2016; Qardaji,
     Yang & Li, "Differentially private grids for geospatial data", ICDE 2013), useful in
-    low dimension only (n_bins ** d grows fast; at most MAX_GRID_CELLS cells).
+    low dimension only (n_bins ** p grows fast; at most MAX_GRID_CELLS cells).
+
+    With a `projection` P (d x p, orthonormal columns) and a `centre` c (d,), records x
+    in R^d are counted at z = P^T (x - c), and [lower, upper] is the box of z (p numbers
+    each): the grid of a public p-dimensional projection of the records (private k-means
+    in high dimension projects on private principal directions). ``lift(Z)`` maps points
+    of the grid's space back to c + P z. Without one, p = d and z = x.
 
     One block: adding or removing a record moves one count by one (L1 = L2 = 1), replacing
-    one moves two (L1 = 2, L2 = sqrt 2), whatever the data (OneHotMap). Values outside the
-    box go to the edge bin of their side and are counted in a warning, as for 'hist'.
+    one moves two (L1 = 2, L2 = sqrt 2), whatever the data and the projection (OneHotMap).
+    Values outside the box go to the edge bin of their side and are counted in a warning,
+    as for 'hist'.
 
-    ``GridMap(lower, upper, n_bins=16)``; ``cell_centers()`` gives the centre of every
-    cell in the sketch's order.
+    ``GridMap(lower, upper, n_bins=16, *, projection=None, centre=None)``;
+    ``cell_centers()`` gives the centre of every cell (in the grid's space) in the
+    sketch's order.
     """
 
     kind = "grid"
@@ -872,13 +880,27 @@ class GridMap(OneHotMap):
     def __new__(cls, *args, **kwargs):
         return object.__new__(cls)
 
-    def __init__(self, lower, upper, n_bins=16):
+    def __init__(self, lower, upper, n_bins=16, *, projection=None, centre=None):
         lo, hi = _box_arrays(lower, upper)
         self.n_bins = check_int(n_bins, "n_bins")
         cells = self.n_bins ** lo.size
         if cells > MAX_GRID_CELLS:
-            raise ValueError(f"a grid of n_bins ** d = {self.n_bins} ** {lo.size} cells is more than MAX_GRID_CELLS "
+            raise ValueError(f"a grid of n_bins ** p = {self.n_bins} ** {lo.size} cells is more than MAX_GRID_CELLS "
                              f"= {MAX_GRID_CELLS}: use fewer bins, or per-attribute histograms (kind 'hist')")
+        self.projection = self.centre = None
+        if (projection is None) != (centre is None):
+            raise ValueError("projection and centre go together: give both or neither")
+        if projection is not None:
+            P = np.array(projection, dtype=np.float64)
+            c = np.array(centre, dtype=np.float64).reshape(-1)
+            if P.ndim != 2 or P.shape[1] != lo.size or P.shape[0] < lo.size or not np.isfinite(P).all():
+                raise ValueError(f"projection must be a finite (d, p) array with p = {lo.size} (the box's length) "
+                                 f"and d >= p, got shape {P.shape}")
+            if not np.allclose(P.T @ P, np.eye(lo.size), rtol=0, atol=1e-9):
+                raise ValueError("projection must have orthonormal columns (P^T P = I)")
+            if c.shape != (P.shape[0],) or not np.isfinite(c).all():
+                raise ValueError(f"centre must be {P.shape[0]} finite numbers, got shape {c.shape}")
+            self.projection, self.centre = np.ascontiguousarray(P), c
         self.lower, self.upper = lo, hi
         self.dither = None
         self.kernel_dither = None
@@ -891,40 +913,59 @@ class GridMap(OneHotMap):
 
     @property
     def d(self):
+        return self.lower.size if self.projection is None else self.projection.shape[0]
+
+    @property
+    def grid_dim(self):
+        """p, the dimension of the grid (d without a projection)."""
         return self.lower.size
 
     @property
     def m(self):
-        return self.n_bins ** self.d
+        return self.n_bins ** self.grid_dim
 
     @property
     def block_sizes(self):
         return np.array([self.m], np.int64)
 
     def edges(self, j):
-        """The n_bins + 1 bin edges of coordinate j."""
+        """The n_bins + 1 bin edges of the grid's coordinate j."""
         return np.linspace(self.lower[j], self.upper[j], self.n_bins + 1)
 
     def cell_centers(self):
-        """The centre of every cell, (m, d) float64, in the order of the sketch's counts."""
+        """The centre of every cell, (m, p) float64 in the grid's space, in the order of
+        the sketch's counts (``lift`` maps them to the records' space)."""
         mids = (np.arange(self.n_bins) + 0.5) / self.n_bins
-        grids = np.meshgrid(*([mids] * self.d), indexing="ij")
+        grids = np.meshgrid(*([mids] * self.grid_dim), indexing="ij")
         unit = np.stack([g.reshape(-1) for g in grids], axis=1)
         return self.lower + unit * (self.upper - self.lower)
 
-    def _cells(self, X):
-        bins = np.empty(X.shape, np.int32)  # per coordinate: j * n_bins + b (the HIST layout)
-        _core.hist_indices(X, self.lower, self._scale, self.upper, self.n_bins, bins)
-        bins -= (np.arange(self.d, dtype=np.int32) * self.n_bins)[None, :]
+    def project(self, X):
+        """The records' coordinates on the grid: P^T (x - c) (X itself without a projection)."""
+        X = np.asarray(X, dtype=np.float64)
+        if self.projection is None:
+            return X
+        return np.ascontiguousarray((X - self.centre) @ self.projection)
+
+    def lift(self, Z):
+        """Points of the grid's space in the records' space: c + P z (Z itself without a
+        projection)."""
+        Z = np.asarray(Z, dtype=np.float64)
+        return Z if self.projection is None else self.centre + Z @ self.projection.T
+
+    def _cells(self, Z):
+        bins = np.empty(Z.shape, np.int32)  # per coordinate: j * n_bins + b (the HIST layout)
+        _core.hist_indices(Z, self.lower, self._scale, self.upper, self.n_bins, bins)
+        bins -= (np.arange(self.grid_dim, dtype=np.int32) * self.n_bins)[None, :]
         return bins @ self._place
 
     def _indices(self, X, out):
-        out[:, 0] = self._cells(X)
+        out[:, 0] = self._cells(self.project(X))
 
     def _accumulate(self, X, counts):
-        cells = self._cells(X)
-        counts += np.bincount(cells, minlength=self.m)
-        return int(np.count_nonzero(((X < self.lower) | (X > self.upper)).any(axis=1)))
+        Z = self.project(X)
+        counts += np.bincount(self._cells(Z), minlength=self.m)
+        return int(np.count_nonzero(((Z < self.lower) | (Z > self.upper)).any(axis=1)))
 
     def sums(self, accumulators):
         k = int(accumulators[1][0])
@@ -935,14 +976,20 @@ class GridMap(OneHotMap):
         return super().sums(accumulators)
 
     def get_state(self):
-        return {"kind": self.kind, "n_bins": self.n_bins}, {"lower": self.lower, "upper": self.upper}
+        arrays = {"lower": self.lower, "upper": self.upper}
+        if self.projection is not None:
+            arrays.update(projection=self.projection, centre=self.centre)
+        return {"kind": self.kind, "n_bins": self.n_bins}, arrays
 
     @classmethod
     def _from_state(cls, meta, arrays):
-        return cls(arrays["lower"], arrays["upper"], meta["n_bins"])
+        return cls(arrays["lower"], arrays["upper"], meta["n_bins"], projection=arrays.get("projection"),
+                   centre=arrays.get("centre"))
 
     def __repr__(self):
-        return f"FeatureMap(kind='grid', d={self.d}, n_bins={self.n_bins})"
+        if self.projection is None:
+            return f"FeatureMap(kind='grid', d={self.d}, n_bins={self.n_bins})"
+        return f"FeatureMap(kind='grid', d={self.d}, projected to p={self.grid_dim}, n_bins={self.n_bins})"
 
 
 @FEATURE_MAPS.register("race")

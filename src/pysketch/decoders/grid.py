@@ -86,7 +86,8 @@ class GridProblem:
         self.mechanism = mechanism
         self.noise_sd = float(noise_sd)
         self.private = mechanism is not None
-        self.d = feature_map.d
+        self.d = feature_map.d  # the records' dimension
+        self.grid_dim = feature_map.grid_dim  # the grid's (the projection's, if any)
         self.n_bins = feature_map.n_bins
         self.m = feature_map.m
         self._centers = None
@@ -114,17 +115,26 @@ class GridProblem:
         out._centers = None
         return out
 
+    def _grid_origin(self):
+        """The frame's origin in the grid's space: the origin itself without a projection;
+        0 with one (the projection is an isometry onto its subspace, so the k-means of the
+        cells in the grid's space is the k-means of their lifted points)."""
+        return self.origin if self.origin is not None and self.feature_map.projection is None else None
+
     def centers(self, level=0):
-        """The cell centres (N, d) of the grid coarsened `level` times by two, in the frame."""
+        """The cell centres (N, p) of the grid coarsened `level` times by two, in the grid's
+        space and the frame (`to_data_units` maps the decoder's centres to the records'
+        space)."""
         fm = self.feature_map
         bins = self.n_bins >> level
         mids = (np.arange(bins) + 0.5) / bins
-        grids = np.meshgrid(*([mids] * self.d), indexing="ij")
+        grids = np.meshgrid(*([mids] * self.grid_dim), indexing="ij")
         unit_pts = np.stack([g.reshape(-1) for g in grids], axis=1)
-        lo, hi = fm.lower, fm.upper
-        if self.origin is not None:
-            lo, hi = lo - self.origin, hi - self.origin
-        return (lo + unit_pts * (hi - lo)) / self.unit
+        pts = fm.lower + unit_pts * (fm.upper - fm.lower)
+        o = self._grid_origin()
+        if o is not None:
+            pts = pts - o
+        return pts / self.unit
 
     def counts_at(self, level):
         """The counts summed over blocks of 2^level cells per coordinate (the grid must hold
@@ -133,15 +143,14 @@ class GridProblem:
             return self.counts
         b = self.n_bins >> level
         f = 1 << level
-        Y = self.counts.reshape((b, f) * self.d)
-        return Y.sum(axis=tuple(range(1, 2 * self.d, 2))).reshape(-1)
+        Y = self.counts.reshape((b, f) * self.grid_dim)
+        return Y.sum(axis=tuple(range(1, 2 * self.grid_dim, 2))).reshape(-1)
 
     def to_data_units(self, solution):
-        u, c = self.unit, self.origin
-        if u == 1.0 and c is None:
-            return solution
-        theta = solution.theta * u + (0.0 if c is None else c)
-        return dataclasses.replace(solution, theta=theta)
+        """The decoder's centres (in the grid's space and the frame) in the records' space."""
+        o = self._grid_origin()
+        theta = solution.theta * self.unit + (0.0 if o is None else o)
+        return dataclasses.replace(solution, theta=self.feature_map.lift(theta))
 
 
 @dataclasses.dataclass
@@ -167,7 +176,7 @@ def grid_denoisers(problem, level):
     """{name: weights} of the cells of the grid coarsened `level` times (see the module
     docstring); every weight >= 0."""
     y = problem.counts_at(level)
-    d = problem.d
+    d = problem.grid_dim
     K = 1 << (d * level)  # released cells per coarse cell
     s = math.sqrt(K) * problem.noise_sd
     N = y.size

@@ -1,5 +1,7 @@
-"""Private means of bounded records: the kernel-scale pilot of private fits (records in a
-public box) and the centre of private PCA (records in a public ball).
+"""Private moments of bounded records: the kernel-scale pilot of private fits (records in a
+public box), the centre of private PCA (records in a public ball), the second moments
+of records in a box (the projection of private k-means) and the cluster means of one
+private Lloyd step.
 
 For records clipped to a public box [lo, hi] with centre c0 and half widths h, the
 count n, the sums S1 = sum_i (x_i - c0) and the scalar S2 = sum_i ||x_i - c0||^2 have
@@ -19,7 +21,8 @@ from .._checks import check_relation
 from ..blocks import is_dask_collection, map_reduce
 from .mechanisms import Gaussian, Laplace, check_delta, check_epsilon, noise_source, noisy_count
 
-__all__ = ["private_ball_mean", "private_mean_and_spread"]
+__all__ = ["cluster_sums_sensitivity", "private_ball_mean", "private_cluster_means", "private_mean_and_spread",
+           "private_second_moments", "second_moment_sensitivity"]
 
 
 def private_mean_and_spread(X, epsilon, lower, upper, *, insecure_seed=None):
@@ -121,3 +124,136 @@ def private_ball_mean(X, radius, count, epsilon, delta=0.0, *, neighbouring="add
     noisy = mech.randomise(map_reduce(X, _ball_sum_block, _add, args=(float(radius),)))
     n = max(int(count), 1)
     return noisy / n, mech.variance / (n * n)
+
+
+# ----------------------------------------------------------------------- second moments
+
+
+def second_moment_sensitivity(half, norm, neighbouring="add_remove"):
+    """Sensitivity of the upper triangle (diagonal included) of S = sum_i z_i z_i^T for
+    records z in the centred box |z_l| <= h_l. One record added or removed changes it by
+    (z_i z_j)_{i <= j}, whose norms grow with every |z_l| and are largest at a corner:
+    L1 = ((sum_l h_l)^2 + sum_l h_l^2) / 2 and L2 = sqrt(((sum_l h_l^2)^2 + sum_l h_l^4) / 2),
+    both attained. One replaced changes it by the difference of two such vectors: twice
+    those (an upper bound)."""
+    h = np.asarray(half, dtype=np.float64)
+    check_relation(neighbouring)
+    s1, s2, s4 = float(h.sum()), float((h * h).sum()), float((h ** 4).sum())
+    if norm == 1:
+        value = (s1 * s1 + s2) / 2.0
+    elif norm == 2:
+        value = math.sqrt((s2 * s2 + s4) / 2.0)
+    else:
+        raise ValueError(f"norm must be 1 or 2, got {norm!r}")
+    return value * (2.0 if neighbouring == "replace" else 1.0)
+
+
+def _triangle_block(block, first_row, c0, unit, rows, cols):
+    Z = (np.asarray(block, dtype=np.float64) - c0) / unit
+    return (Z.T @ Z)[rows, cols]
+
+
+def private_second_moments(X, lower, upper, epsilon, delta=0.0, *, neighbouring="add_remove", insecure_seed=None):
+    """The second moments S = sum_i (x_i - c0)(x_i - c0)^T of records in the public box
+    [lower, upper] (c0 its centre), released with (epsilon, delta)-DP: the upper triangle
+    with Laplace noise at its L1 sensitivity (delta = 0) or the analytic Gaussian at its L2
+    sensitivity (delta > 0), :func:`second_moment_sensitivity`. The caller has clipped the
+    records to the box and charges the budget. Returns the symmetric (d, d) noisy matrix
+    (not forced positive semi-definite) and the noise variance of each entry. The sums are
+    taken in the public power-of-two unit at the box's largest half-width (exact scaling)."""
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, positive=False)
+    check_relation(neighbouring)
+    if not is_dask_collection(X):
+        X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"X must be a non-empty 2-D array (n, d), got shape {X.shape}")
+    d = X.shape[1]
+    lower = np.broadcast_to(np.asarray(lower, dtype=np.float64), (d,))
+    upper = np.broadcast_to(np.asarray(upper, dtype=np.float64), (d,))
+    if not (np.isfinite(lower).all() and np.isfinite(upper).all() and (upper > lower).all()):
+        raise ValueError("lower and upper must be finite with upper > lower in every coordinate")
+    c0 = 0.5 * (lower + upper)
+    unit = math.ldexp(1.0, math.frexp(float(np.max(0.5 * (upper - lower))))[1])
+    h = 0.5 * (upper - lower) / unit
+    rows, cols = np.triu_indices(d)
+    tri = map_reduce(X, _triangle_block, _add, args=(c0, unit, rows, cols))
+    src = noise_source(insecure_seed)
+    if delta == 0:
+        mech = Laplace(epsilon, second_moment_sensitivity(h, 1, neighbouring), insecure_seed=src)
+    else:
+        mech = Gaussian(epsilon, delta, second_moment_sensitivity(h, 2, neighbouring), insecure_seed=src)
+    noisy = mech.randomise(tri) * (unit * unit)
+    S = np.empty((d, d))
+    S[rows, cols] = noisy
+    S[cols, rows] = noisy
+    return S, mech.variance * unit ** 4
+
+
+# ----------------------------------------------------------------------- cluster means
+
+
+def cluster_sums_sensitivity(half, norm, neighbouring="add_remove"):
+    """Sensitivity of (counts, sums of z) per nearest centre for records z in the centred
+    box |z_l| <= h_l: one record added or removed changes one count by 1 and one sum by z:
+    L1 = 1 + sum_l h_l, L2 = sqrt(1 + sum_l h_l^2) (attained at a corner); one replaced
+    may move between two centres: L1 <= 2 (1 + sum_l h_l), L2 <= sqrt(2 + 4 sum_l h_l^2)."""
+    h = np.asarray(half, dtype=np.float64)
+    check_relation(neighbouring)
+    s1, s2 = float(h.sum()), float((h * h).sum())
+    if norm == 1:
+        return (1.0 + s1) * (2.0 if neighbouring == "replace" else 1.0)
+    if norm == 2:
+        return math.sqrt(2.0 + 4.0 * s2) if neighbouring == "replace" else math.sqrt(1.0 + s2)
+    raise ValueError(f"norm must be 1 or 2, got {norm!r}")
+
+
+def _cluster_sums_block(block, first_row, c0, unit, centres):
+    from ..cluster import assign
+
+    Z = (np.asarray(block, dtype=np.float64) - c0) / unit
+    lab = assign(Z, centres)
+    k = centres.shape[0]
+    counts = np.bincount(lab, minlength=k).astype(np.float64)
+    sums = np.zeros((k, Z.shape[1]))
+    np.add.at(sums, lab, Z)
+    return np.concatenate([counts, sums.ravel()])
+
+
+def private_cluster_means(X, centres, lower, upper, epsilon, delta=0.0, *, neighbouring="add_remove",
+                          insecure_seed=None):
+    """One private Lloyd step: the records (inside the public box [lower, upper]) are
+    assigned to their nearest centre, and the count and the sum of x - c0 of every centre
+    are released with (epsilon, delta)-DP (Laplace at the L1 sensitivity for delta = 0,
+    the analytic Gaussian at the L2 one otherwise; :func:`cluster_sums_sensitivity`),
+    the SuLQ update of DP-Lloyd (Blum, Dwork, McSherry & Nissim 2005) once. The new
+    centre is c0 + sum / count where the noisy count is at least 1, the old centre
+    elsewhere, clipped to the box (post-processing). The caller has clipped the records
+    and charges the budget. Returns (centres (k, d), noisy counts (k,))."""
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, positive=False)
+    check_relation(neighbouring)
+    if not is_dask_collection(X):
+        X = np.asarray(X, dtype=np.float64)
+    C = np.asarray(centres, dtype=np.float64)
+    if X.ndim != 2 or C.ndim != 2 or C.shape[1] != X.shape[1] or not np.isfinite(C).all():
+        raise ValueError(f"centres must be a finite (k, d) array with d = {X.shape[1]}, got shape {C.shape}")
+    d, k = X.shape[1], C.shape[0]
+    lower = np.broadcast_to(np.asarray(lower, dtype=np.float64), (d,))
+    upper = np.broadcast_to(np.asarray(upper, dtype=np.float64), (d,))
+    c0 = 0.5 * (lower + upper)
+    unit = math.ldexp(1.0, math.frexp(float(np.max(0.5 * (upper - lower))))[1])
+    h = 0.5 * (upper - lower) / unit
+    Cz = (C - c0) / unit
+    v = map_reduce(X, _cluster_sums_block, _add, args=(c0, unit, Cz))
+    src = noise_source(insecure_seed)
+    if delta == 0:
+        mech = Laplace(epsilon, cluster_sums_sensitivity(h, 1, neighbouring), insecure_seed=src)
+    else:
+        mech = Gaussian(epsilon, delta, cluster_sums_sensitivity(h, 2, neighbouring), insecure_seed=src)
+    noisy = mech.randomise(v)
+    counts, sums = noisy[:k], noisy[k:].reshape(k, d)
+    ok = counts >= 1.0
+    new = Cz.copy()
+    new[ok] = np.clip(sums[ok] / counts[ok, None], -h, h)
+    return c0 + unit * new, counts

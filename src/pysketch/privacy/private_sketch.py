@@ -45,7 +45,8 @@ class PrivacyRecord(collections.abc.Mapping):
     epsilon_sum / epsilon_count (the split), sensitivity_sum and its norm (1 or 2),
     noise_scale_sum (b or sigma per real coordinate of the sum), noise_scale_count,
     features_per_record (r, or None), secure_noise (False for seeded test noise).
-    Optional: epsilon_pilot (an estimator's private kernel-scale pilot, included in
+    Optional: epsilon_pilot (what an estimator spent on other releases than this sketch's
+    sum and count: a private kernel-scale pilot, a projection, a refinement; included in
     epsilon), data_fraction and the (epsilon, delta) before amplification by Poisson
     subsampling."""
 
