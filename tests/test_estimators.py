@@ -105,7 +105,8 @@ def test_clean_fit_takes_bounds_as_the_decoders_box(blobs):
 def test_fit_records_sketch_size_and_stage_timings(blobs):
     import time
     X = blobs[:5000]
-    for kw in ({}, {"kernel_scale": 2.0}, {"epsilon": 1.0, "bounds": (-12, 12)}):
+    for kw in ({}, {"kernel_scale": 2.0, "decoder": "clompr"}, {"kernel_scale": 2.0},
+               {"epsilon": 1.0, "bounds": (-12, 12)}):
         t0 = time.perf_counter()
         est = CompressiveKMeans(5, sketch_size=150, random_state=0, **kw).fit(X)
         total = time.perf_counter() - t0
@@ -114,8 +115,9 @@ def test_fit_records_sketch_size_and_stage_timings(blobs):
         assert all(v >= 0 for v in est.timings_.values())
         assert sum(est.timings_.values()) <= total
         assert est.timings_["sketch"] > 0 and est.timings_["decode"] > 0
-        # the pilot runs for 'auto' (clean: a k-means of a sample; private: noisy moments) only
-        assert (est.timings_["pilot"] > 0) == ("kernel_scale" not in kw), kw
+        # the pilot runs for kernel_scale='auto' (clean: a k-means of a sample; private: noisy
+        # moments) and for decoder='auto' when clean (the pilot's choice of centres) only
+        assert (est.timings_["pilot"] > 0) == (kw.get("decoder", "auto") == "auto" or "kernel_scale" not in kw), kw
     assert CompressiveKMeans(5, random_state=0).fit(X).sketch_size_ == 10 * 5 * 6
     again = CompressiveKMeans(5, random_state=0).fit_sketch(est.sketch_, (-12, 12))
     assert again.timings_["pilot"] == again.timings_["sketch"] == 0 and again.timings_["decode"] > 0
@@ -151,6 +153,29 @@ def test_fit_sketch_learns_from_a_sketch_made_elsewhere(blobs):
     # the same sketch and seed give the same centers; bounds as a (d, 2) array too
     again = CompressiveKMeans(5, random_state=0).fit_sketch(sketch, np.column_stack(path_bounds))
     np.testing.assert_array_equal(again.cluster_centers_, est.cluster_centers_)
+
+
+def test_clean_auto_fit_keeps_the_centres_best_on_the_held_out_half_of_the_pilot():
+    """decoder='auto' (clean): the decoder's centres, the pilot's k-means and those moved by
+    the sketch compete on the half of the pilot none of them was fitted on."""
+    X = np.random.default_rng(3).uniform(-1.0, 1.0, (20_000, 4))  # no clusters: CL-OMPR's weak case
+    _, base = kmeans_plus_plus(X, 8, n_init=3, random_state=0)
+    for seed in (0, 1):
+        plain = CompressiveKMeans(8, decoder="clompr", random_state=seed).fit(X)
+        auto = CompressiveKMeans(8, random_state=seed).fit(X)
+        assert plain.selected_ == "decoder" and plain.decoder_ == auto.decoder_ == "clompr"
+        # measured: CL-OMPR 1.156 and 1.120, the choice 1.006 and 1.003 ('pilot')
+        assert sse(X, plain.cluster_centers_) / base > 1.08
+        assert auto.selected_ in ("pilot", "pilot+sketch") and sse(X, auto.cluster_centers_) / base < 1.03
+        assert np.all(np.abs(auto.cluster_centers_) <= 1.0) and auto.weights_.sum() == pytest.approx(1.0)
+    # the same seed, the same centres; halves below PILOT_HALF_MIN records: no choice, and the
+    # fit is CL-OMPR's (the same random stream)
+    again = CompressiveKMeans(8, random_state=1).fit(X)
+    np.testing.assert_array_equal(again.cluster_centers_, auto.cluster_centers_)
+    small = CompressiveKMeans(8, pilot_size=99, random_state=1).fit(X)
+    assert small.selected_ == "decoder"
+    np.testing.assert_array_equal(small.cluster_centers_, CompressiveKMeans(8, pilot_size=99, decoder="clompr",
+                                                                            random_state=1).fit(X).cluster_centers_)
 
 
 def test_partial_fit_sketches_the_stream(blobs):

@@ -79,7 +79,7 @@ class _CompressiveMixture(BaseEstimator):
     def _sketch_size(self, d):
         return self.sketch_size if self.sketch_size is not None else self._sketch_factor * self._n_atoms() * d
 
-    def _scale(self, X, rng):
+    def _scale(self, X, rng, pilot=None):
         ks = self.kernel_scale
         if not isinstance(ks, str):
             return float(ks)
@@ -89,7 +89,7 @@ class _CompressiveMixture(BaseEstimator):
 
         method = "separation" if ks == "separation" else ("sketch" if ks == "sketch" else "auto")
         return float(auto_scale(X, self._n_atoms(), method=method, task=self._task, pilot_size=self.pilot_size,
-                                random_state=rng))
+                                pilot=pilot, random_state=rng))
 
     def _law(self, sigma):
         if isinstance(self.frequency_law, FrequencyLaw):
@@ -140,11 +140,17 @@ class _CompressiveMixture(BaseEstimator):
         timer = _Timer()
         if self.epsilon is not None:
             return self._fit_private(X, rng, timer)
+        pilot = None
         with timer("pilot" if isinstance(self.kernel_scale, str) else None):
-            sigma = self._scale(X, rng)
+            if isinstance(self.kernel_scale, str) and self._selects_with_pilot():
+                pilot = sample_pilot(X, self.pilot_size, rng, None)  # drawn once: the scale and the choice
+            sigma = self._scale(X, rng, pilot)
         fm = self._make_map(d, sigma, rng)
         with timer("sketch"):
             sketch, lo, hi = self._sketch_data(X, fm)
+        if pilot is None and self._selects_with_pilot():  # a given scale: drawn after the map, so that
+            with timer("pilot"):                          # fit and partial_fit make the same map
+                pilot = sample_pilot(X, self.pilot_size, rng, None)
         if self.bounds is not None:  # the decoder's box, given by the user: the data are not clipped
             lo, hi = check_bounds(self.bounds, d)
             outside = _count_outside(X, lo, hi)
@@ -154,9 +160,19 @@ class _CompressiveMixture(BaseEstimator):
         self.kernel_scale_ = sigma
         with timer("decode"):
             self._decode(sketch, (lo, hi), rng, "the bounds" if self.bounds is not None else "X (its bounding box)")
+            if pilot is not None:
+                self._choose_with_pilot(pilot, sketch, (lo, hi), rng)
         self.timings_ = timer.seconds
         self._after_fit(X)
         return self
+
+    def _selects_with_pilot(self):
+        """Whether a clean fit draws a pilot to start and choose its centres (k-means with
+        decoder='auto')."""
+        return False
+
+    def _choose_with_pilot(self, pilot, sketch, bounds, rng):
+        raise NotImplementedError
 
     def _fit_private(self, X, rng, timer):
         """fit with (epsilon, delta)-DP: see the class docstring ("Differential privacy")."""
@@ -519,6 +535,9 @@ def _box_frame(lo, hi):
     return origin, half
 
 
+#: The clean fit's choice with the pilot (decoder='auto') needs halves of at least this many records.
+PILOT_HALF_MIN = 50
+
 #: Private k-means releases a grid sketch (the joint histogram, pysketch.features.GridMap)
 #: instead of Fourier features up to this dimension (decoder='auto').
 GRID_MAX_D = 3
@@ -800,6 +819,15 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
       by the noise-aware over-complete decoder ('coreset'). Its sensitivity does not depend
       on the box, which defeats moment-based methods there.
 
+    Without privacy, decoder='auto' reads the clean sketch with CL-OMPR and then uses the
+    pilot (at most ``pilot_size`` records drawn uniformly in the same pass, as the issue's
+    design allows a clean fit): split in halves A and B, it fits the k-means of A and the
+    same centres moved by the sketch (CL-OMPR's joint refinement started from them), and
+    keeps whichever of the three candidates has the lowest SSE on B (``selected_``); a
+    candidate from the pilot is then fitted again on the whole pilot. Measured on the real
+    sets, the pilot's k-means is chosen most often (median RSE 0.98-1.02 where CL-OMPR alone
+    reached 1.1-1.7). `fit_sketch` reads no record and keeps the decoder's centres.
+
     Every release draws its noise from OS entropy; the sketch's record (``sketch_.privacy``)
     holds the total epsilon and delta, and as ``epsilon_pilot`` what was spent besides its
     sum and count (the moments and the Lloyd step of the projected route).
@@ -830,6 +858,10 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     n_features_in_, n_iter_
     decoder_ : str
         The decoder that read the sketch (decoder='auto' resolved).
+    selected_ : str
+        Where the centres come from: 'decoder' (the sketch alone), or, for a clean `fit`
+        with decoder='auto', 'pilot' (the k-means of the pilot) or 'pilot+sketch' (those
+        moved by the sketch); see "Routes of decoder='auto'".
     data_unit_ : float
         The power of two in which inertia_ and score are summed (see "Data scale"; 1 for a
         box whose largest |coordinate| is within 2^+-6).
@@ -923,8 +955,62 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     def _set_solution(self, sol):
         self.cluster_centers_ = sol.theta.copy()
         self.weights_ = sol.weights.copy()
+        self.selected_ = "decoder"
         if getattr(sol, "mixture", None) is not None:  # decoder='coreset': the over-complete mixture
             self.mixture_ = sol.mixture
+
+    def _selects_with_pilot(self):
+        return self.decoder == "auto" and self.pilot_size >= 2 * PILOT_HALF_MIN
+
+    def _choose_with_pilot(self, pilot, sketch, bounds, rng):
+        """The clean fit's choice (decoder='auto'): the pilot is split in two halves A and B;
+        the candidates are the decoder's centres, the k-means of A (pysketch.cluster.
+        kmeans_plus_plus, 3 runs, brought into the box) and those centres moved by the sketch (CL-OMPR's joint
+        refinement of the k atoms and their weights on the whole sketch, from them); the one
+        of lowest SSE on B is kept (``selected_``: 'decoder', 'pilot' or 'pilot+sketch'),
+        made again from the whole pilot when it is one of the last two. B is not used to fit
+        any candidate, so the choice is not biased towards A's k-means (whose SSE on A is
+        optimistic by about k d / |A|)."""
+        from .cluster import kmeans_plus_plus
+        from .decoders.problem import DiracAtoms, nnls, refine_mixture, atom_matrix
+        from .metrics import sse
+
+        k = self.n_clusters
+        P = np.asarray(pilot, dtype=np.float64)
+        half = P.shape[0] // 2
+        if half < max(k, PILOT_HALF_MIN):
+            return
+        order = rng.permutation(P.shape[0])
+        A, B = P[order[:half]], P[order[half:]]
+        lo, hi = check_bounds(bounds, P.shape[1])
+        origin, unit = _box_frame(lo, hi)
+        problem = DECODERS.get("clompr").problem(sketch).in_units(unit, origin)
+        family = DiracAtoms(problem, (lo - origin) / unit, (hi - origin) / unit)
+
+        def from_pilot(rows):
+            """(the k-means of rows with its shares, the same moved by the sketch or None)."""
+            C, _ = kmeans_plus_plus(rows, k, n_init=3, random_state=rng)
+            C = np.clip(C, lo, hi)  # centres stay in the decoder's box, as the decoder's own do
+            share = np.bincount(np.argmin(_sq_distances(rows, C), axis=1), minlength=k) / rows.shape[0]
+            theta = np.clip((C - origin) / unit, family.lower, family.upper)
+            alpha = nnls(atom_matrix(family, theta), problem.z)
+            theta, alpha = refine_mixture(family, problem, theta, np.maximum(alpha, 1e-9), 1e-9, 300)
+            moved = (theta * unit + origin, alpha / alpha.sum()) if alpha.sum() > 0 else None
+            return (C, share), moved
+
+        candidates = {"decoder": (self.cluster_centers_, self.weights_)}
+        candidates["pilot"], moved = from_pilot(A)
+        if moved is not None:
+            candidates["pilot+sketch"] = moved
+        scores = {name: sse(B, C) for name, (C, _) in candidates.items()}
+        best = min(scores, key=lambda name: (scores[name], name))
+        if best != "decoder":  # chosen on half the pilot; made again from the whole of it
+            plain, moved = from_pilot(P)
+            chosen = plain if best == "pilot" or moved is None else moved
+        else:
+            chosen = candidates[best]
+        self.cluster_centers_, self.weights_ = (np.array(a, dtype=np.float64) for a in chosen)
+        self.selected_ = best
 
     def _after_fit(self, X):
         C = self.cluster_centers_
