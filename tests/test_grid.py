@@ -199,6 +199,29 @@ def test_projection_noise_rule():
                                                                                       20_000, 0.95)
 
 
+def test_projected_shares_follow_the_noise_of_the_lloyd_step():
+    from pysketch.estimators import PROJECTED_SHARES, PROJECTED_STEP_MAX, PROJECTED_STEP_NOISE, projected_shares
+
+    lo, hi = np.zeros(48), np.full(48, 2.0)  # h = 1: the RMS half width is 1
+    # Laplace: r = sqrt(2) (1 + 48) k / (epsilon n); the shares at r = 0.015 and below are
+    # PROJECTED_SHARES, from r = 0.03 on the step takes PROJECTED_STEP_MAX
+    n_at = lambda r, k=10, eps=1.0: np.sqrt(2) * 49 * k / (eps * r)  # noqa: E731
+    np.testing.assert_allclose(projected_shares(lo, hi, n_at(0.01), 1.0, 10), PROJECTED_SHARES, rtol=1e-12)
+    np.testing.assert_allclose(projected_shares(lo, hi, n_at(0.015), 1.0, 10), PROJECTED_SHARES, rtol=1e-9)
+    top = projected_shares(lo, hi, n_at(0.03), 1.0, 10)
+    assert top[2] == pytest.approx(PROJECTED_STEP_MAX) and top == projected_shares(lo, hi, n_at(0.3), 1.0, 10)
+    assert top[0] / top[1] == pytest.approx(PROJECTED_SHARES[0] / PROJECTED_SHARES[1]) and sum(top) == pytest.approx(1)
+    mid = projected_shares(lo, hi, n_at(np.sqrt(0.015 * 0.03)), 1.0, 10)  # half way on the log scale
+    assert mid[2] == pytest.approx(0.5 * (PROJECTED_SHARES[2] + PROJECTED_STEP_MAX))
+    assert PROJECTED_STEP_NOISE == (0.015, 0.03)
+    # r grows with k / (epsilon n): ten times fewer records, or ten times less epsilon, the same shares
+    assert projected_shares(lo, hi, 2000, 1.0, 10) == projected_shares(lo, hi, 20_000, 0.1, 10)
+    # the Gaussian step (delta > 0) has the L2 sensitivity sqrt(1 + 48): less noise, a smaller share
+    # (at Laplace's r = 0.04, the Gaussian's is 0.04 sqrt(2 ln(2.5e6)) sqrt(49) / (sqrt(2) 49) = 0.022)
+    gauss = projected_shares(lo, hi, n_at(0.04), 1.0, 10, 1e-6)[2]
+    assert PROJECTED_SHARES[2] < gauss < projected_shares(lo, hi, n_at(0.04), 1.0, 10)[2] == PROJECTED_STEP_MAX
+
+
 def _blobs6(n=20_000, seed=5):
     rng = np.random.default_rng(seed)
     C = rng.uniform(-6, 6, size=(4, 6))
