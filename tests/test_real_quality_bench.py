@@ -83,7 +83,7 @@ def test_targets_fail_where_the_numbers_miss_them():
 
 
 def test_targets_pass_where_the_numbers_meet_them():
-    results = _summaries(pysketch_clean=(1.04, 0.5), sklearn=(1.0, 0.8), pysketch_eps1=1.03,
+    results = _summaries(pysketch_clean=(1.04, 0.5), sklearn=(1.0, 0.8), pysketch_eps1=1.03, pysketch_sketch=1.15,
                          pysketch_eps0__1=1.05, diffprivlib_eps1=1.10, diffprivlib_eps0__1=1.40,
                          eugkm_eps1=1.2, eugkm_eps0__1=1.3, pysketch_eps1_d1e_6=1.30, google_lsh=1.40,
                          pysketch_eps0__1_d1e_6=1.25, google_lsh_eps0__1=1.6)
@@ -108,6 +108,8 @@ def test_targets_size_conditions_and_edges():
     assert rq.targets(big, n=100_000, d=64)["clean CPU <= sklearn CPU"] == "FAIL"
     assert rq.targets(big, n=100_000, d=192)["clean CPU <= sklearn CPU"] == "n.a."
     assert rq.targets(big, n=100_000, d=192)["clean CPU <= 10 x sklearn CPU"] == "PASS"
+    # from a sketch alone: at most 1.15
+    assert rq.targets(_summaries(pysketch_sketch=1.16), 10, 2)["sketch alone <= 1.15"] == "FAIL"
     # a method whose every seed failed (NaN median) makes its checks n.a., not FAIL
     broken = _summaries(pysketch_clean=math.nan, pysketch_eps1_d1e_6=1.2, google_lsh=math.nan)
     got = rq.targets(broken, n=30_000, d=2)
