@@ -178,6 +178,18 @@ def test_clean_auto_fit_keeps_the_centres_best_on_the_held_out_half_of_the_pilot
                                                                             random_state=1).fit(X).cluster_centers_)
 
 
+def test_fit_sketch_auto_reads_a_fourier_sketch_alone_with_the_over_complete_decoder():
+    X = np.random.default_rng(3).uniform(-1.0, 1.0, (20_000, 4))  # no clusters: CL-OMPR's weak case
+    _, base = kmeans_plus_plus(X, 8, n_init=3, random_state=0)
+    for seed in (0, 1):
+        sketch = CompressiveKMeans(8, random_state=seed).fit(X).sketch_
+        auto = CompressiveKMeans(8, random_state=seed).fit_sketch(sketch, (-1, 1))
+        plain = CompressiveKMeans(8, decoder="clompr", random_state=seed).fit_sketch(sketch, (-1, 1))
+        assert auto.decoder_ == "coreset" and auto.selected_ == "decoder" and auto.mixture_ is not None
+        # measured: 1.048 and 1.041 ('coreset') against 1.115 and 1.120 (CL-OMPR)
+        assert sse(X, auto.cluster_centers_) / base < 1.08 < sse(X, plain.cluster_centers_) / base
+
+
 def test_partial_fit_sketches_the_stream(blobs):
     # With a given scale, the streamed sketch is the sketch of the whole data (same map).
     full = CompressiveKMeans(5, kernel_scale=2.5, random_state=4).fit(blobs)
