@@ -20,6 +20,7 @@ import pytest
 from pysketch import Sketch
 from pysketch.cli import main
 from pysketch.features import make_box_map, make_feature_map
+from pysketch.metrics import kmeans_plus_plus, sse
 from pysketch.privacy import PrivateSketch, make_private
 
 CENTERS = np.array([[-4.0, 0.0], [4.0, 0.0], [0.0, 5.0]])
@@ -37,10 +38,13 @@ def order_tolerance(n):
     return n * n * 2.0**-52
 
 
-def default_map(d):
-    """The documented default map of `pysketch sketch`: complex, m = 1000, dense float32
-    below d = 64, Gaussian frequencies of kernel scale 1, seed 0."""
-    return make_feature_map(d, 1000, "complex", random_state=0, dtype=np.float32)
+def default_map(d, sigma=1.0, m=1000):
+    """The map of `pysketch sketch --kernel-scale SIGMA -m M` (SIGMA = 1, M = 1000 unless
+    given): complex, dense float32 below d = 64, Gaussian frequencies, seed 0. Without
+    those options the scale is read from the records (--kernel-scale auto) and m = 10 K d."""
+    from pysketch.frequencies import GaussianLaw
+
+    return make_feature_map(d, m, "complex", law=GaussianLaw(sigma), random_state=0, dtype=np.float32)
 
 
 def blobs(n, seed):
@@ -65,8 +69,10 @@ def test_sketch_of_npy_files_is_the_in_memory_sketch(blob_files):
     folder, parts, out, err = blob_files
     X = np.vstack(parts)
     cli = Sketch.load(folder / "s.npz")
-    ref = default_map(2).sketch(X)
-    assert cli.feature_map == ref.feature_map  # the stated default map
+    # the default map: m = 10 K d = 200 (K = 10), the scale read from a pilot (--kernel-scale auto)
+    sigma = cli.feature_map.operator.law.sigma
+    ref = default_map(2, sigma, 200).sketch(X)
+    assert cli.feature_map == ref.feature_map
     assert cli.count == ref.count == 6000  # other.npy was not read
     np.testing.assert_allclose(cli.sum, ref.sum, rtol=0, atol=order_tolerance(6000))
     assert "wrote s.npz: 6000 records from 3 files, d = 2" in out
@@ -91,7 +97,7 @@ def test_text_npz_and_parquet_files_give_the_sketch_of_the_same_records(tmp_path
         inputs.append("x.parquet")
     for name in inputs:
         out = tmp_path / (name.replace(".", "_") + ".npz")
-        assert main(["sketch", str(tmp_path / name), "-o", str(out)]) == 0
+        assert main(["sketch", str(tmp_path / name), "-o", str(out), "--kernel-scale", "1", "-m", "1000"]) == 0
         s = Sketch.load(out)
         assert s.count == 1500, name
         np.testing.assert_allclose(s.sum, ref.sum, rtol=0, atol=order_tolerance(1500), err_msg=name)
@@ -107,10 +113,83 @@ def test_columns_by_name_and_index(tmp_path):
     np.savetxt(tmp_path / "x.csv", full, delimiter=",", header="b,id,a", comments="", fmt="%.17g")
     np.save(tmp_path / "x.npy", full)
     ref = default_map(2).sketch(X)
-    assert main(["sketch", str(tmp_path / "x.csv"), "--columns", "a,b", "-o", str(tmp_path / "c.npz")]) == 0
-    assert main(["sketch", str(tmp_path / "x.npy"), "--columns", "2,0", "-o", str(tmp_path / "n.npz")]) == 0
+    for name, cols, out in (("x.csv", "a,b", "c.npz"), ("x.npy", "2,0", "n.npz")):
+        assert main(["sketch", str(tmp_path / name), "--columns", cols, "-o", str(tmp_path / out),
+                     "--kernel-scale", "1", "-m", "1000"]) == 0
     for name in ("c.npz", "n.npz"):
         np.testing.assert_allclose(Sketch.load(tmp_path / name).sum, ref.sum, rtol=0, atol=order_tolerance(300))
+
+
+def test_kernel_scale_auto_is_the_estimators_choice_on_a_pilot(tmp_path, capsys):
+    from pysketch.kernel_scale import kernel_scale
+
+    X = blobs(3000, 5)  # fewer records than the pilot's 5000: the pilot is X itself, in its order
+    np.save(tmp_path / "x.npy", X)
+    for extra, k, task in (([], 10, "kmeans"), (["--clusters", "3"], 3, "kmeans"), (["--task", "gmm"], 10, "gmm")):
+        assert main(["sketch", str(tmp_path / "x.npy"), "-o", str(tmp_path / "a.npz"), "--force", *extra]) == 0
+        fm = Sketch.load(tmp_path / "a.npz").feature_map
+        want = kernel_scale(None, k, method="auto", task=task, pilot=X, random_state=np.random.default_rng([0, 2]))
+        assert fm.operator.law.sigma == want and fm.m == 10 * k * 2, extra
+        assert f"kernel scale auto: {want:.9g} ({task} with {k} clusters, from a pilot of 3000 of 3000" in \
+            capsys.readouterr().err
+    # the scale given: no pilot; auto with a box, or --task without auto: refused
+    assert main(["sketch", str(tmp_path / "x.npy"), "-o", str(tmp_path / "b.npz"), "--sigma", "2", "-q"]) == 0
+    assert Sketch.load(tmp_path / "b.npz").feature_map.operator.law.sigma == 2.0
+    for argv, message in ((["--kernel-scale", "auto", "--bounds", "-9", "9"], "--kernel-scale auto applies without "
+                           "--bounds"), (["--sigma", "2", "--task", "gmm"], "--task applies only to --kernel-scale "
+                           "auto"), (["--kernel-scale", "two"], "must be 'auto' or a positive finite number"),
+                          (["--clusters", "4000"], "3000 record(s) read, too few for 4000 clusters")):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["sketch", str(tmp_path / "x.npy"), "-o", str(tmp_path / "c.npz"), *argv])
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err, argv
+
+
+def test_kernel_scale_auto_reads_a_uniform_pilot_of_every_file(tmp_path):
+    # pysketch.pilot.stream_pilot over the files' blocks, as `pysketch sketch` reads them
+    from pysketch.cli import _checked_blocks
+    from pysketch.files import open_data
+    from pysketch.pilot import stream_pilot
+
+    # two files, rows numbered 0..11999 in the first column: the pilot's 5000 rows are distinct,
+    # in file order, from both files in proportion, and uniform over the rows
+    rows = np.column_stack([np.arange(12_000.0), np.zeros(12_000)])
+    np.save(tmp_path / "a.npy", rows[:4000])
+    np.save(tmp_path / "b.npy", rows[4000:])
+    sources = [open_data(str(tmp_path / name)) for name in ("a.npy", "b.npy")]
+    P, n = stream_pilot(_checked_blocks(sources), 5000, np.random.default_rng(1))
+    idx = P[:, 0]
+    assert n == 12_000 and P.shape == (5000, 2) and np.all(np.diff(idx) > 0)
+    # a uniform draw without replacement: mean index 5999.5, sd sqrt((N^2 - 1) / 12 (N - p) / ((N - 1) p))
+    sd = np.sqrt((12_000**2 - 1) / 12 * 7000 / (11_999 * 5000))
+    assert abs(idx.mean() - 5999.5) < 4 * sd  # 4 standard deviations: fails by chance < 1e-4
+    assert abs(np.mean(idx < 4000) - 1 / 3) < 4 * np.sqrt(1 / 3 * 2 / 3 / 5000)
+    assert not np.array_equal(idx, stream_pilot(_checked_blocks(sources), 5000, np.random.default_rng(2))[0][:, 0])
+    # fewer rows than n0: all of them, in order; no block: refused
+    small, n = stream_pilot(iter([rows[:3], rows[3:10]]), 5000, 0)
+    assert n == 10 and np.array_equal(small, rows[:10])
+    with pytest.raises(ValueError, match="no block"):
+        stream_pilot(iter([]), 10, 0)
+
+
+def test_kmeans_of_a_users_file_needs_no_scale(tmp_path):
+    """Issue 32's example: digits (k = 10) sketched and fitted with the defaults gave 5.47 x
+    scikit-learn's SSE (a kernel scale of 1). Now the scale is chosen on a pilot, the size
+    is 10 k d, and the sketch is read alone by the over-complete decoder."""
+    from sklearn.datasets import load_digits
+
+    X = load_digits().data
+    np.savetxt(tmp_path / "digits.csv", X, delimiter=",", fmt="%g")
+    lo = X.min(axis=0)
+    np.save(tmp_path / "box.npy", np.column_stack([lo, np.maximum(X.max(axis=0), lo + 1)]))  # the data's box
+    code, _, err = run("sketch", "digits.csv", "-o", "s.npz", "-q", cwd=tmp_path)
+    assert code == 0, err
+    code, _, err = run("fit", "s.npz", "--task", "kmeans", "-k", "10", "--bounds-file", "box.npy", "-o", "m.json",
+                       "-q", cwd=tmp_path)
+    assert code == 0, err
+    model = json.loads((tmp_path / "m.json").read_text())
+    _, base = kmeans_plus_plus(X, 10, n_init=3, random_state=0)
+    assert model["decoder"] == "coreset" and model["m"] == 6400
+    assert sse(X, np.array(model["centers"])) / base < 1.15  # measured 1.067 (the box 0..16: 1.28)
 
 
 def test_merge_is_the_sketch_of_the_union(tmp_path):
@@ -264,7 +343,7 @@ def test_info_prints_what_a_sketch_file_holds(blob_files, tmp_path, capsys):
     code, out, err = run("info", folder / "s.npz")
     assert code == 0, err
     for line in ("format: pysketch.sketch, version 1 (clean sketch)", "checksum: OK", "count: 6000",
-                 "map: complex, d = 2, m = 1000", "operator: dense, float32; law: gaussian, sigma = 1",
+                 "map: complex, d = 2, m = 200", "operator: dense, float32; law: gaussian, sigma = ",
                  "subsampling: none", "privacy: none"):
         assert line in out, line
     make_private(Sketch.load(folder / "s.npz"), 1.0, neighbouring="replace").save(tmp_path / "p.npz")

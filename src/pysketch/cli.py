@@ -55,10 +55,18 @@ from .runtime import get_num_threads, max_simd_level, simd_level
 
 __all__ = ["main"]
 
-#: The default number of frequencies of `pysketch sketch` (10 k d for k = d = 10).
+#: The default number of frequencies of `pysketch sketch` for maps other than Fourier ones
+#: (10 k d for k = d = 10); Fourier maps have the estimators' 10 K d, K = --clusters.
 DEFAULT_SKETCH_SIZE = 1000
-#: The default kernel scale (data units; with --bounds, units of the box's side).
+#: Fourier maps: m = SKETCH_FACTOR * K * d by default (CompressiveKMeans' sketch_size).
+SKETCH_FACTOR = 10
+#: The default kernel scale of box maps (--bounds; units of the box's side). Fourier maps
+#: without --bounds default to --kernel-scale auto (read from a pilot of the records).
 DEFAULT_KERNEL_SCALE = 1.0
+#: --kernel-scale auto: the records of the pilot (a uniform sample of every file) and the
+#: number of clusters the scale is chosen for (--clusters), as the estimators' defaults.
+PILOT_SIZE = 5000
+DEFAULT_CLUSTERS = 10
 #: The default public seed of the map.
 DEFAULT_SEED = 0
 #: The formats of the JSON outputs of `pysketch fit` and `pysketch query`, and their version.
@@ -227,11 +235,22 @@ def _add_sketch_parser(commands, kinds):
                         "quadratic (for PCA), hist / race (one-hot box maps for M2M queries; need --bounds), grid "
                         "(the joint histogram on the box, for k-means in low dimension; needs --bounds)")
     m.add_argument("--sketch-size", "-m", type=_positive, default=None, metavar="M",
-                   help=f"number of frequencies m (default {DEFAULT_SKETCH_SIZE}; quadratic: rounded up to whole "
+                   help=f"number of frequencies m (default: {SKETCH_FACTOR} K d for Fourier maps, K = --clusters, "
+                        f"as the estimators; {DEFAULT_SKETCH_SIZE} otherwise, quadratic rounded up to whole "
                         "orthonormal bases); not for hist / race, whose size is set by --bins, --hashes, --buckets")
-    m.add_argument("--kernel-scale", "--sigma", type=_positive_float, default=None, metavar="SIGMA",
-                   help=f"kernel scale of the frequency law (default {DEFAULT_KERNEL_SCALE:g}), in the data's units; "
-                        "with --bounds in units of the box's side")
+    m.add_argument("--kernel-scale", "--sigma", type=_kernel_scale, default=None, metavar="SIGMA",
+                   help="kernel scale of the frequency law, in the data's units, or auto (the default without "
+                        "--bounds): the scale CompressiveKMeans (or CompressiveGaussianMixture, --task gmm) chooses "
+                        f"for --clusters clusters, read from a uniform pilot of at most {PILOT_SIZE} records drawn "
+                        "in a first pass over the files (so they are read twice; the scale is printed: pass it on "
+                        "every site whose sketches are to be merged). With --bounds: units of the box's side "
+                        f"(default {DEFAULT_KERNEL_SCALE:g})")
+    m.add_argument("--clusters", type=_positive, default=None, metavar="K",
+                   help=f"Fourier maps: the number of clusters or components K the default size ({SKETCH_FACTOR} K d) "
+                        f"and --kernel-scale auto are chosen for (default {DEFAULT_CLUSTERS}; the sketch serves "
+                        "other numbers too)")
+    m.add_argument("--task", default=None, choices=("kmeans", "gmm"),
+                   help="--kernel-scale auto: the model it is chosen for (default kmeans)")
     m.add_argument("--law", default=None, choices=_law_names(),
                    help="frequency law (default gaussian for Fourier maps, orthonormal_bases for quadratic)")
     m.add_argument("--operator", default=None, choices=("auto", "dense", "r3", "gr2", "fastfood"),
@@ -420,6 +439,15 @@ def _seed(text):
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {value}")
     return value
+
+
+def _kernel_scale(text):
+    if text == "auto":
+        return text
+    try:
+        return _positive_float(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"must be 'auto' or a positive finite number, got {text!r}") from None
 
 
 def _positive_float(text):
@@ -682,6 +710,9 @@ def _cmd_sketch(args):
             print(f"pysketch sketch: note: {note}", file=sys.stderr)
         if len(notes) > MAX_NOTES:
             print(f"pysketch sketch: note: ... and {len(notes) - MAX_NOTES} more notes", file=sys.stderr)
+    scale_note = _resolve_kernel_scale(args, sources, d)
+    if scale_note and not args.quiet:
+        print(f"pysketch sketch: note: {scale_note}", file=sys.stderr)
     fm = _make_map(args, d)
     if args.threads is not None:
         from .runtime import set_num_threads
@@ -711,6 +742,65 @@ def _cmd_sketch(args):
               f"d = {d}, in {seconds:.2f} s{rate}")
         print(f"map: {fm!r}")
     return 0
+
+
+def _wants_auto_scale(args):
+    """Whether the map's kernel scale is --kernel-scale auto: given, or the default of a
+    Fourier map (complex, real, quantized) without --bounds whose law has a scale."""
+    from .features import FEATURE_MAPS, FourierMap
+    from .frequencies import OrthonormalBasesLaw, QuadraticGaussianLaw
+
+    cls = FEATURE_MAPS.get(args.map)
+    fourier = isinstance(cls, type) and issubclass(cls, FourierMap)
+    scaled_law = (args.law or "gaussian") not in (OrthonormalBasesLaw.name, QuadraticGaussianLaw.name)
+    if args.kernel_scale == "auto":
+        if _has_box(args):
+            raise _CommandError("--kernel-scale auto applies without --bounds (with a box the scale is a number, "
+                                "in units of the box's side)")
+        if not (fourier and scaled_law):
+            raise _CommandError(f"--kernel-scale auto applies to the Fourier maps (complex, real, quantized) with a "
+                                f"law that has a scale, not --map {args.map}" + (f" --law {args.law}" if args.law else ""))
+        return True
+    auto = args.kernel_scale is None and not _has_box(args) and fourier and scaled_law
+    if args.task is not None and not auto:
+        raise _CommandError("--task applies only to --kernel-scale auto (the default of Fourier maps without --bounds)")
+    if args.clusters is not None and not (fourier and not _has_box(args)):
+        raise _CommandError("--clusters applies only to the Fourier maps (complex, real, quantized) without --bounds")
+    return auto
+
+
+def _checked_blocks(sources):
+    """The records of every source, block by block, NaN and infinity refused by name."""
+    for src in sources:
+        for block in src.blocks():
+            data = np.asarray(block.data, dtype=np.float64)
+            if not np.isfinite(data).all():
+                raise _CommandError(_bad_block(src, block, ValueError("NaN or infinity")))
+            yield data
+
+
+def _resolve_kernel_scale(args, sources, d):
+    """Replace --kernel-scale auto (given or by default) by the scale the estimators would
+    choose on a pilot of the records; the note to print, or None."""
+    from .kernel_scale import kernel_scale
+    from .pilot import stream_pilot
+
+    if not _wants_auto_scale(args):
+        return None
+    seed = DEFAULT_SEED if args.seed is None else args.seed
+    pilot, n = stream_pilot(_checked_blocks(sources), PILOT_SIZE, np.random.default_rng([seed, 1]))
+    k = DEFAULT_CLUSTERS if args.clusters is None else args.clusters
+    task = args.task or "kmeans"
+    if pilot.shape[0] < 2 or k > pilot.shape[0]:
+        raise _CommandError(f"--kernel-scale auto: {n} record(s) read, too few for {k} clusters (--clusters); "
+                            "pass --kernel-scale SIGMA")
+    try:
+        sigma = kernel_scale(None, k, method="auto", task=task, pilot=pilot, random_state=np.random.default_rng([seed, 2]))
+    except ValueError as exc:
+        raise _CommandError(f"--kernel-scale auto: {exc}; pass --kernel-scale SIGMA") from None
+    args.kernel_scale = float(sigma)
+    return (f"kernel scale auto: {sigma:.9g} ({task} with {k} clusters, from a pilot of {pilot.shape[0]} of {n} "
+            f"records read in a first pass; pass --kernel-scale {sigma:.9g} on every site whose sketches are merged)")
 
 
 def _size(path):
@@ -813,7 +903,9 @@ def _law_and_size(args, cls, fourier, d):
         law = make_law(name, DEFAULT_KERNEL_SCALE if args.kernel_scale is None else args.kernel_scale)
     except ValueError as exc:
         raise _CommandError(f"--law {name}: {exc}") from None
-    return law, m if m is not None else DEFAULT_SKETCH_SIZE
+    if m is None:
+        m = SKETCH_FACTOR * (args.clusters or DEFAULT_CLUSTERS) * d if fourier else DEFAULT_SKETCH_SIZE
+    return law, m
 
 
 # ---------------------------------------------------------------------------- pysketch merge
@@ -840,7 +932,8 @@ def _cmd_merge(args):
         if sketch.feature_map != total.feature_map:
             raise _CommandError(f"{first_path} and {path} were made with different feature maps "
                                 f"({_map_difference(total.feature_map, sketch.feature_map)}): sketch every part "
-                                "with the same --map options and --seed")
+                                "with the same --map options, --kernel-scale and --seed (auto reads the scale from "
+                                "each site's records: pass the value the first site printed)")
         if sketch.subsampling != total.subsampling:
             raise _CommandError(f"{first_path} and {path} have different feature subsampling")
         total = total + sketch

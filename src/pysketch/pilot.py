@@ -15,7 +15,7 @@ from ._checks import check_int as _check_int
 from ._checks import real_rows
 from ._random import as_generator
 
-__all__ = ["DEFAULT_PILOT_SIZE", "draw_pilot", "sample_pilot"]
+__all__ = ["DEFAULT_PILOT_SIZE", "draw_pilot", "sample_pilot", "stream_pilot"]
 
 #: Default number of records in the pilot (``n0``, as in Keriven et al.'s experiments).
 DEFAULT_PILOT_SIZE = 5000
@@ -129,3 +129,33 @@ def sample_pilot(X, n0, rng, pilot):
     # (sequential on disk; h5py needs increasing indices).
     rows = np.sort(rng.choice(n, size=n0, replace=False))
     return _as_real_rows(_take_rows(source, rows), name, rows)
+
+
+def stream_pilot(blocks, n0=DEFAULT_PILOT_SIZE, random_state=None):
+    """The pilot of a stream: a uniform random subsample without replacement of at most
+    `n0` rows of the 2-D blocks of `blocks` (an iterable, read once, in order), in the
+    order of the rows in the stream. Every row gets an independent uniform key and the
+    `n0` smallest keys are kept (so every subset of size n0 is equally likely), holding at
+    most n0 rows besides the current block. Returns (pilot (p, d) float64, rows read).
+    **Reads raw records**, as draw_pilot."""
+    n0 = _check_int(n0, "n0")
+    rng = as_generator(random_state)
+    kept = keys = where = None
+    first = 0
+    for block in blocks:
+        B = np.asarray(block, dtype=np.float64)
+        if B.ndim != 2:
+            raise ValueError(f"every block must be a 2-D array of rows, got shape {B.shape}")
+        n = B.shape[0]
+        if kept is None:
+            kept, keys, where = np.empty((0, B.shape[1])), np.empty(0), np.empty(0, np.int64)
+        kept = np.concatenate([kept, B])
+        keys = np.concatenate([keys, rng.random(n)])
+        where = np.concatenate([where, np.arange(first, first + n)])
+        first += n
+        if keys.size > n0:
+            pick = np.argpartition(keys, n0 - 1)[:n0]
+            kept, keys, where = kept[pick], keys[pick], where[pick]
+    if kept is None:
+        raise ValueError("the stream holds no block of rows")
+    return kept[np.argsort(where)], first
