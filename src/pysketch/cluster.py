@@ -22,8 +22,8 @@ from ._checks import check_int as _check_int
 from ._checks import real_array, real_rows
 from ._random import as_generator
 
-__all__ = ["CHUNK_VALUES", "assign", "check_chunk_size", "check_data", "check_matrix", "check_tol", "kmeans",
-           "weighted_kmeans",
+__all__ = ["CHUNK_VALUES", "assign", "check_chunk_size", "check_data", "check_matrix", "check_tol", "diagonal_gmm",
+           "kmeans", "weighted_kmeans",
            "kmeans_plus_plus", "kmeans_pp_seed", "lloyd", "local_trials", "rows_per_chunk", "scan",
            "total_sse", "chunk_rows", "work_buffers", "as_real_array"]
 
@@ -580,3 +580,57 @@ def weighted_kmeans(points, weights, k, *, n_init=3, max_iter=300, tol=1e-4, ran
             best = (cost, C.copy(), np.bincount(lab, weights=w, minlength=k))
     cost, C, mass = best
     return C + shift, mass, cost
+
+
+def diagonal_gmm(X, k, *, n_init=1, max_iter=200, tol=1e-6, var_floor=1e-6, random_state=None):
+    """A mixture of k Gaussians with diagonal covariances fitted to the records X by EM
+    (Dempster, Laird & Rubin 1977), each run started from the k-means of X
+    (kmeans_plus_plus, one seeding) and the run of highest likelihood kept.
+
+    A run stops when the mean log-likelihood per record gains less than `tol` times its
+    magnitude (or after `max_iter` iterations). Every variance is at least `var_floor`
+    times the data's mean per-coordinate variance (added at each M step, as scikit-learn's
+    reg_covar but relative, so the fit does not depend on the data's unit), which keeps
+    the likelihood bounded on coordinates of few values. For the clean estimator's pilot
+    (pysketch.CompressiveGaussianMixture); not a substitute for a full EM library.
+
+    Returns (weights (k,), means (k, d), variances (k, d), mean log-likelihood per record
+    of X under them).
+    """
+    from scipy.special import logsumexp
+
+    X = np.ascontiguousarray(real_rows(X, "X"), dtype=np.float64)
+    n, d = X.shape
+    k = _check_int(k, "k")
+    if k > n:
+        raise ValueError(f"k = {k} is more than the {n} records")
+    _check_int(n_init, "n_init")
+    _check_int(max_iter, "max_iter")
+    rng = as_generator(random_state)
+    floor = float(var_floor) * max(float(np.mean(X.var(axis=0))), np.finfo(float).tiny)
+    X2 = X * X
+    best = None
+    for _ in range(n_init):
+        C, _ = kmeans_plus_plus(X, k, n_init=1, random_state=rng)
+        lab = assign(X, C)
+        resp = np.zeros((n, k))
+        resp[np.arange(n), lab] = 1.0
+        ll_old = -np.inf
+        for _ in range(max_iter):
+            mass = resp.sum(axis=0) + 10.0 * np.finfo(float).eps
+            w = mass / n
+            mu = (resp.T @ X) / mass[:, None]
+            var = np.maximum((resp.T @ X2) / mass[:, None] - mu * mu, 0.0) + floor
+            inv = 1.0 / var
+            logp = (np.log(w) - 0.5 * (np.log(2.0 * np.pi * var).sum(axis=1) + (mu * mu * inv).sum(axis=1))
+                    - 0.5 * (X2 @ inv.T) + X @ (mu * inv).T)
+            norm = logsumexp(logp, axis=1)
+            ll = float(norm.mean())
+            resp = np.exp(logp - norm[:, None])
+            done = ll - ll_old <= tol * abs(ll)
+            ll_old = ll
+            if done:
+                break
+        if best is None or ll > best[3]:
+            best = (w, mu, var, ll)
+    return best
