@@ -174,7 +174,7 @@ def test_kernel_scale_auto_reads_a_uniform_pilot_of_every_file(tmp_path):
 def test_kmeans_of_a_users_file_needs_no_scale(tmp_path):
     """Issue 32's example: digits (k = 10) sketched and fitted with the defaults gave 5.47 x
     scikit-learn's SSE (a kernel scale of 1). Now the scale is chosen on a pilot, the size
-    is 10 k d, and the sketch is read alone by the over-complete decoder."""
+    is 10 k d, and the sketch is read alone by CL-OMPR (d = 64)."""
     from sklearn.datasets import load_digits
 
     X = load_digits().data
@@ -188,8 +188,8 @@ def test_kmeans_of_a_users_file_needs_no_scale(tmp_path):
     assert code == 0, err
     model = json.loads((tmp_path / "m.json").read_text())
     _, base = kmeans_plus_plus(X, 10, n_init=3, random_state=0)
-    assert model["decoder"] == "coreset" and model["m"] == 6400
-    assert sse(X, np.array(model["centers"])) / base < 1.15  # measured 1.067 (the box 0..16: 1.28)
+    assert model["decoder"] == "clompr" and model["m"] == 6400  # d = 64 > SKETCH_ALONE_MIXTURE_MAX_D
+    assert sse(X, np.array(model["centers"])) / base < 1.15  # measured 1.052 (the box 0..16: 1.6)
 
 
 def test_merge_is_the_sketch_of_the_union(tmp_path):

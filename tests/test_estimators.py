@@ -160,11 +160,11 @@ def test_clean_auto_fit_keeps_the_centres_best_on_the_held_out_half_of_the_pilot
     the sketch compete on the half of the pilot none of them was fitted on."""
     X = np.random.default_rng(3).uniform(-1.0, 1.0, (20_000, 4))  # no clusters: CL-OMPR's weak case
     _, base = kmeans_plus_plus(X, 8, n_init=3, random_state=0)
-    for seed in (0, 1):
+    for seed in (1,):
         plain = CompressiveKMeans(8, decoder="clompr", random_state=seed).fit(X)
         auto = CompressiveKMeans(8, random_state=seed).fit(X)
         assert plain.selected_ == "decoder" and plain.decoder_ == auto.decoder_ == "clompr"
-        # measured: CL-OMPR 1.156 and 1.120, the choice 1.006 and 1.003 ('pilot')
+        # measured: CL-OMPR 1.120, the choice 1.003 ('pilot'); seed 0: 1.156 and 1.006
         assert sse(X, plain.cluster_centers_) / base > 1.08
         assert auto.selected_ in ("pilot", "pilot+sketch") and sse(X, auto.cluster_centers_) / base < 1.03
         assert np.all(np.abs(auto.cluster_centers_) <= 1.0) and auto.weights_.sum() == pytest.approx(1.0)
@@ -188,6 +188,12 @@ def test_fit_sketch_auto_reads_a_fourier_sketch_alone_with_the_over_complete_dec
         assert auto.decoder_ == "coreset" and auto.selected_ == "decoder" and auto.mixture_ is not None
         # measured: 1.048 and 1.041 ('coreset') against 1.115 and 1.120 (CL-OMPR)
         assert sse(X, auto.cluster_centers_) / base < 1.08 < sse(X, plain.cluster_centers_) / base
+    # above SKETCH_ALONE_MIXTURE_MAX_D = 16 dimensions: CL-OMPR
+    from pysketch.estimators import SKETCH_ALONE_MIXTURE_MAX_D
+
+    Y = np.random.default_rng(4).standard_normal((3000, SKETCH_ALONE_MIXTURE_MAX_D + 1))
+    sketch = CompressiveKMeans(3, kernel_scale=4.0, sketch_size=200, random_state=0).fit(Y).sketch_
+    assert CompressiveKMeans(3, random_state=0).fit_sketch(sketch, (-5, 5)).decoder_ == "clompr"
 
 
 def test_partial_fit_sketches_the_stream(blobs):
@@ -212,12 +218,12 @@ def test_gaussian_mixture_auto_keeps_the_best_held_out_likelihood_on_the_pilot()
     on the sketch compete on the half of the pilot none was fitted on."""
     rng = np.random.default_rng(3)
     X, test = rng.uniform(-1.0, 1.0, (20_000, 3)), rng.uniform(-1.0, 1.0, (5000, 3))  # no Gaussian mixture
-    for seed in (0, 1):
+    for seed in (1,):
         auto = CompressiveGaussianMixture(5, random_state=seed).fit(X)
         plain = CompressiveGaussianMixture(5, decoder="clompr", random_state=seed).fit(X)
         assert plain.selected_ == "decoder" and auto.selected_ in ("pilot", "pilot+sketch")
-        # measured: -2.425 and -2.412 against CL-OMPR's -7.14 and -3.55 (scikit-learn's EM on all
-        # records: -2.441 and -2.429)
+        # measured: -2.412 against CL-OMPR's -3.55 (scikit-learn's EM on all records: -2.429;
+        # seed 0: -2.425, -7.14, -2.441)
         assert auto.score(test) > -2.5 > plain.score(test)
         assert auto.weights_.sum() == pytest.approx(1.0) and np.all(auto.covariances_ > 0)
     # halves below PILOT_HALF_MIN: no choice, the decoded mixture

@@ -543,6 +543,9 @@ def _box_frame(lo, hi):
     return origin, half
 
 
+#: decoder='auto' reads a Fourier sketch alone (fit_sketch, partial_fit) with the over-complete
+#: decoder up to this dimension, with CL-OMPR above (see CompressiveKMeans._decoder_name).
+SKETCH_ALONE_MIXTURE_MAX_D = 16
 #: The clean fit's choice with the pilot (decoder='auto') needs halves of at least this many records.
 PILOT_HALF_MIN = 50
 
@@ -872,10 +875,10 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     candidate from the pilot is then fitted again on the whole pilot. Measured on the real
     sets, the pilot's k-means is chosen most often (median RSE 0.98-1.02 where CL-OMPR alone
     reached 1.1-1.7). `fit_sketch` and `partial_fit` read no record: decoder='auto' reads
-    their Fourier sketch with the over-complete decoder ('coreset'; on the real sets of
-    d <= 10 and digits, with the data's box, 1.04-1.19 where CL-OMPR reached 1.26-3.8;
-    CL-OMPR stays better on image patches and for well-separated clusters in a box
-    several times wider than the data).
+    their Fourier sketch with the over-complete decoder ('coreset') up to d =
+    SKETCH_ALONE_MIXTURE_MAX_D (16) and with CL-OMPR above (on the real sets of d <= 10,
+    with the data's box, 1.04-1.19 where CL-OMPR reached 1.26-3.8; on 4x4 image patches
+    CL-OMPR 1.07 where the over-complete decoder stalled at 6.3).
 
     Every release draws its noise from OS entropy; the sketch's record (``sketch_.privacy``)
     holds the total epsilon and delta, and as ``epsilon_pilot`` what was spent besides its
@@ -977,18 +980,21 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
         """The decoder of a sketch: decoder='auto' reads grid sketches with 'grid', and
         Fourier sketches with CL-OMPR in `fit` (the pilot then chooses the centres) and
         with the over-complete decoder ('coreset') when the sketch is read alone
-        (`fit_sketch`, `partial_fit`): on the real sets of benchmarks/quality/
-        real_quality.py, with the data's box, it reached 1.04-1.19 where CL-OMPR reached
-        1.26-3.8 (d <= 10 and digits; chicago 16 against 23). CL-OMPR stays better on 4x4
-        image patches (k = 10: 1.07 against 6.3) and on well-separated blobs in a box five
-        times wider than the data (1.01 against 1.1-1.4): pass decoder='clompr' there."""
+        (`fit_sketch`, `partial_fit`) in dimension d <= SKETCH_ALONE_MIXTURE_MAX_D, with
+        CL-OMPR above: on the real sets of benchmarks/quality/real_quality.py, with the
+        data's box, the over-complete decoder reached 1.04-1.19 where CL-OMPR reached
+        1.26-3.8 (d = 2-10); above, its greedy atoms stall on continua (4x4 image patches,
+        d = 48, k = 10: 6.3 against CL-OMPR's 1.07; digits, d = 64: 1.05 either way).
+        CL-OMPR is also better on well-separated blobs in a box five times wider than the
+        data (1.01 against 1.1-1.4): pass decoder='clompr' there."""
         if self.decoder != "auto":
             return self.decoder
         from .features import GridMap
 
         if sketch is not None and isinstance(sketch.feature_map, GridMap):
             return "grid"
-        return "coreset" if alone else "clompr"
+        d = sketch.feature_map.d if sketch is not None else 0
+        return "coreset" if alone and d <= SKETCH_ALONE_MIXTURE_MAX_D else "clompr"
 
     def _private_route(self, d):
         """'grid' for decoder='auto' when d <= GRID_MAX_D and no setting of a Fourier sketch
