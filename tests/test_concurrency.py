@@ -388,7 +388,10 @@ def test_real_sigint_during_a_long_update_leaves_a_whole_state():
         else:
             assert sk.count == X.shape[0]
             _same(sk.sum, full)
-    assert outcomes == {"interrupted"}
+    # at least one interrupt landed inside the update (an interrupt that lands after it, on a
+    # loaded CI machine, was seen once in each of two runs of the whole suite: 'completed'); the
+    # whole-state property above is asserted for every outcome
+    assert "interrupted" in outcomes
 
 
 # ------------------------------------------------------------------ a failed dask block
