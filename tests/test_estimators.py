@@ -251,6 +251,18 @@ def test_diagonal_gmm_is_em():
     np.testing.assert_allclose(mu[order], [[0, 0], [5, 2]], atol=0.1)
     np.testing.assert_allclose(np.sqrt(var[order]), [[1, 0.3], [0.5, 2]], rtol=0.1)
     np.testing.assert_allclose(w[order], [0.6, 0.4], atol=0.02)
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        diagonal_gmm(bad, 2)
+    with pytest.raises(ValueError, match="k = 9 is more than the 5 records"):
+        diagonal_gmm(X[:5], 9)
+    from pysketch.pilot import stream_pilot
+
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        stream_pilot(iter([X[:10], bad]), 50, 0)
+    with pytest.raises(ValueError, match="2-D"):
+        stream_pilot(iter([X[:, 0]]), 50, 0)
 
 
 def test_gaussian_mixture_likelihood_close_to_the_true_mixture():

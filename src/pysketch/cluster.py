@@ -600,6 +600,8 @@ def diagonal_gmm(X, k, *, n_init=1, max_iter=200, tol=1e-6, var_floor=1e-6, rand
     from scipy.special import logsumexp
 
     X = np.ascontiguousarray(real_rows(X, "X"), dtype=np.float64)
+    if not np.isfinite(X).all():
+        raise ValueError("X contains NaN or infinity")
     n, d = X.shape
     k = _check_int(k, "k")
     if k > n:

@@ -146,6 +146,8 @@ def stream_pilot(blocks, n0=DEFAULT_PILOT_SIZE, random_state=None):
         B = np.asarray(block, dtype=np.float64)
         if B.ndim != 2:
             raise ValueError(f"every block must be a 2-D array of rows, got shape {B.shape}")
+        if not np.isfinite(B).all():
+            raise ValueError(f"a block contains NaN or infinity (rows from {first} on)")
         n = B.shape[0]
         if kept is None:
             kept, keys, where = np.empty((0, B.shape[1])), np.empty(0), np.empty(0, np.int64)
