@@ -176,7 +176,36 @@ class _CompressiveMixture(BaseEstimator):
         return False
 
     def _choose_with_pilot(self, pilot, sketch, bounds, rng):
-        raise NotImplementedError
+        """The clean fit's choice (decoder='auto'): the pilot is split in halves A and B; the
+        decoder's result, the fit of A (``_pilot_fits``) and that fit refined on the sketch
+        compete on B's loss (``_pilot_loss``, lower is better), B fitting none of them; the
+        winner (``selected_``) is fitted again on the whole pilot when it is one of the last
+        two. See the subclasses' docstrings."""
+        k = self._n_atoms()
+        P = np.asarray(pilot, dtype=np.float64)
+        half = P.shape[0] // 2
+        if half < max(k, PILOT_HALF_MIN):
+            return
+        order = rng.permutation(P.shape[0])
+        A, B = P[order[:half]], P[order[half:]]
+        lo, hi = check_bounds(bounds, P.shape[1])
+        origin, unit = _box_frame(lo, hi)
+        problem = DECODERS.get("clompr").problem(sketch).in_units(unit, origin)
+        family = self._pilot_family(problem, (lo - origin) / unit, (hi - origin) / unit)
+        frame = (family, problem, lo, hi, origin, unit)
+        candidates = {"decoder": self._pilot_current()}
+        candidates["pilot"], moved = self._pilot_fits(A, frame, rng)
+        if moved is not None:
+            candidates["pilot+sketch"] = moved
+        scores = {name: self._pilot_loss(B, c) for name, c in candidates.items()}
+        best = min(scores, key=lambda name: (scores[name], name))
+        if best != "decoder":
+            plain, moved = self._pilot_fits(P, frame, rng)
+            chosen = plain if best == "pilot" or moved is None else moved
+        else:
+            chosen = candidates[best]
+        self._pilot_set(chosen)
+        self.selected_ = best
 
     def _fit_private(self, X, rng, timer):
         """fit with (epsilon, delta)-DP: see the class docstring ("Differential privacy")."""
@@ -1025,55 +1054,41 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     def _selects_with_pilot(self):
         return self.decoder == "auto" and self.pilot_size >= 2 * PILOT_HALF_MIN
 
-    def _choose_with_pilot(self, pilot, sketch, bounds, rng):
-        """The clean fit's choice (decoder='auto'): the pilot is split in two halves A and B;
-        the candidates are the decoder's centres, the k-means of A (pysketch.cluster.
-        kmeans_plus_plus, 3 runs, brought into the box) and those centres moved by the sketch (CL-OMPR's joint
-        refinement of the k atoms and their weights on the whole sketch, from them); the one
-        of lowest SSE on B is kept (``selected_``: 'decoder', 'pilot' or 'pilot+sketch'),
-        made again from the whole pilot when it is one of the last two. B is not used to fit
-        any candidate, so the choice is not biased towards A's k-means (whose SSE on A is
-        optimistic by about k d / |A|)."""
+    def _pilot_family(self, problem, lower, upper):
+        from .decoders.problem import DiracAtoms
+
+        return DiracAtoms(problem, lower, upper)
+
+    def _pilot_current(self):
+        return self.cluster_centers_, self.weights_
+
+    def _pilot_fits(self, rows, frame, rng):
+        """The k-means of rows (pysketch.cluster.kmeans_plus_plus, 3 runs, brought into the
+        box) with its shares, and those centres moved by the sketch (CL-OMPR's joint
+        refinement of the k atoms and their weights on the whole sketch) or None. The
+        choice on B is not biased towards A's k-means (whose SSE on A is optimistic by
+        about k d / |A|)."""
         from .cluster import kmeans_plus_plus
-        from .decoders.problem import DiracAtoms, nnls, refine_mixture, atom_matrix
+        from .decoders.problem import atom_matrix, nnls, refine_mixture
+
+        family, problem, lo, hi, origin, unit = frame
+        k = self.n_clusters
+        C, _ = kmeans_plus_plus(rows, k, n_init=3, random_state=rng)
+        C = np.clip(C, lo, hi)  # centres stay in the decoder's box, as the decoder's own do
+        share = np.bincount(np.argmin(_sq_distances(rows, C), axis=1), minlength=k) / rows.shape[0]
+        theta = np.clip((C - origin) / unit, family.lower, family.upper)
+        alpha = nnls(atom_matrix(family, theta), problem.z)
+        theta, alpha = refine_mixture(family, problem, theta, np.maximum(alpha, 1e-9), 1e-9, 300)
+        moved = (theta * unit + origin, alpha / alpha.sum()) if alpha.sum() > 0 else None
+        return (C, share), moved
+
+    def _pilot_loss(self, B, candidate):
         from .metrics import sse
 
-        k = self.n_clusters
-        P = np.asarray(pilot, dtype=np.float64)
-        half = P.shape[0] // 2
-        if half < max(k, PILOT_HALF_MIN):
-            return
-        order = rng.permutation(P.shape[0])
-        A, B = P[order[:half]], P[order[half:]]
-        lo, hi = check_bounds(bounds, P.shape[1])
-        origin, unit = _box_frame(lo, hi)
-        problem = DECODERS.get("clompr").problem(sketch).in_units(unit, origin)
-        family = DiracAtoms(problem, (lo - origin) / unit, (hi - origin) / unit)
+        return sse(B, candidate[0])
 
-        def from_pilot(rows):
-            """(the k-means of rows with its shares, the same moved by the sketch or None)."""
-            C, _ = kmeans_plus_plus(rows, k, n_init=3, random_state=rng)
-            C = np.clip(C, lo, hi)  # centres stay in the decoder's box, as the decoder's own do
-            share = np.bincount(np.argmin(_sq_distances(rows, C), axis=1), minlength=k) / rows.shape[0]
-            theta = np.clip((C - origin) / unit, family.lower, family.upper)
-            alpha = nnls(atom_matrix(family, theta), problem.z)
-            theta, alpha = refine_mixture(family, problem, theta, np.maximum(alpha, 1e-9), 1e-9, 300)
-            moved = (theta * unit + origin, alpha / alpha.sum()) if alpha.sum() > 0 else None
-            return (C, share), moved
-
-        candidates = {"decoder": (self.cluster_centers_, self.weights_)}
-        candidates["pilot"], moved = from_pilot(A)
-        if moved is not None:
-            candidates["pilot+sketch"] = moved
-        scores = {name: sse(B, C) for name, (C, _) in candidates.items()}
-        best = min(scores, key=lambda name: (scores[name], name))
-        if best != "decoder":  # chosen on half the pilot; made again from the whole of it
-            plain, moved = from_pilot(P)
-            chosen = plain if best == "pilot" or moved is None else moved
-        else:
-            chosen = candidates[best]
+    def _pilot_set(self, chosen):
         self.cluster_centers_, self.weights_ = (np.array(a, dtype=np.float64) for a in chosen)
-        self.selected_ = best
 
     def _after_fit(self, X):
         C = self.cluster_centers_
@@ -1218,49 +1233,38 @@ class CompressiveGaussianMixture(DensityMixin, _CompressiveMixture):
     def _selects_with_pilot(self):
         return self.decoder == "auto" and self.pilot_size >= 2 * PILOT_HALF_MIN
 
-    def _choose_with_pilot(self, pilot, sketch, bounds, rng):
-        """See the class docstring (decoder='auto'): the candidate of highest mean
-        log-likelihood on the half B of the pilot that no candidate was fitted on."""
+    def _pilot_family(self, problem, lower, upper):
+        from .decoders.problem import DiagonalGaussianAtoms
+
+        return DiagonalGaussianAtoms(problem, lower, upper)
+
+    def _pilot_current(self):
+        return self.weights_, self.means_, self.covariances_
+
+    def _pilot_fits(self, rows, frame, rng):
+        """The EM fit of rows (pysketch.cluster.diagonal_gmm), and that fit refined on the
+        sketch or None, each (weights, means, variances)."""
         from .cluster import diagonal_gmm
-        from .decoders.problem import DiagonalGaussianAtoms, atom_matrix, nnls, refine_mixture
+        from .decoders.problem import atom_matrix, nnls, refine_mixture
 
-        k = self.n_components
-        P = np.asarray(pilot, dtype=np.float64)
-        half = P.shape[0] // 2
-        if half < max(k, PILOT_HALF_MIN):
-            return
-        order = rng.permutation(P.shape[0])
-        A, B = P[order[:half]], P[order[half:]]
-        lo, hi = check_bounds(bounds, P.shape[1])
-        origin, unit = _box_frame(lo, hi)
-        problem = DECODERS.get("clompr").problem(sketch).in_units(unit, origin)
-        family = DiagonalGaussianAtoms(problem, (lo - origin) / unit, (hi - origin) / unit)
+        family, problem, lo, hi, origin, unit = frame
+        w, mu, var, _ = diagonal_gmm(rows, self.n_components, n_init=2, random_state=rng)
+        theta = np.column_stack([np.clip((mu - origin) / unit, family.lower, family.upper),
+                                 np.clip(var / unit ** 2, family.s2_lower, family.s2_upper)])
+        alpha = np.maximum(nnls(atom_matrix(family, theta), problem.z), 1e-9)
+        theta, alpha = refine_mixture(family, problem, theta, alpha, 1e-9, 300)
+        d = rows.shape[1]
+        moved = ((alpha / alpha.sum(), theta[:, :d] * unit + origin, theta[:, d:] * unit ** 2)
+                 if alpha.sum() > 0 else None)
+        return (w, mu, var), moved
 
-        def from_pilot(rows):
-            """(the EM fit of rows, the same refined on the sketch or None), each (w, mu, var)."""
-            w, mu, var, _ = diagonal_gmm(rows, k, n_init=2, random_state=rng)
-            theta = np.column_stack([np.clip((mu - origin) / unit, family.lower, family.upper),
-                                     np.clip(var / unit ** 2, family.s2_lower, family.s2_upper)])
-            alpha = np.maximum(nnls(atom_matrix(family, theta), problem.z), 1e-9)
-            theta, alpha = refine_mixture(family, problem, theta, alpha, 1e-9, 300)
-            d = P.shape[1]
-            moved = ((alpha / alpha.sum(), theta[:, :d] * unit + origin, theta[:, d:] * unit ** 2)
-                     if alpha.sum() > 0 else None)
-            return (w, mu, var), moved
+    def _pilot_loss(self, B, candidate):
+        """Minus the mean log-likelihood of B (NaN counts as the worst)."""
+        ll = gaussian_mixture_log_likelihood(B, *candidate)
+        return -ll if ll == ll else np.inf
 
-        candidates = {"decoder": (self.weights_, self.means_, self.covariances_)}
-        candidates["pilot"], moved = from_pilot(A)
-        if moved is not None:
-            candidates["pilot+sketch"] = moved
-        scores = {name: gaussian_mixture_log_likelihood(B, *c) for name, c in candidates.items()}
-        best = max(scores, key=lambda name: (np.nan_to_num(scores[name], nan=-np.inf), name))
-        if best != "decoder":
-            plain, moved = from_pilot(P)
-            chosen = plain if best == "pilot" or moved is None else moved
-        else:
-            chosen = candidates[best]
+    def _pilot_set(self, chosen):
         self.weights_, self.means_, self.covariances_ = (np.array(a, dtype=np.float64) for a in chosen)
-        self.selected_ = best
 
     def _after_fit(self, X):
         pass
