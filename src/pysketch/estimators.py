@@ -200,7 +200,7 @@ class _CompressiveMixture(BaseEstimator):
         scores = {name: self._pilot_loss(B, c) for name, c in candidates.items()}
         best = min(scores, key=lambda name: (scores[name], name))
         if best != "decoder":
-            plain, moved = self._pilot_fits(P, frame, rng)
+            plain, moved = self._pilot_fits(P, frame, rng, refine=best != "pilot")
             chosen = plain if best == "pilot" or moved is None else moved
         else:
             chosen = candidates[best]
@@ -1062,10 +1062,11 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     def _pilot_current(self):
         return self.cluster_centers_, self.weights_
 
-    def _pilot_fits(self, rows, frame, rng):
+    def _pilot_fits(self, rows, frame, rng, refine=True):
         """The k-means of rows (pysketch.cluster.kmeans_plus_plus, 3 runs, brought into the
         box) with its shares, and those centres moved by the sketch (CL-OMPR's joint
-        refinement of the k atoms and their weights on the whole sketch) or None. The
+        refinement of the k atoms and their weights on the whole sketch) or None (also
+        when `refine` is false). The
         choice on B is not biased towards A's k-means (whose SSE on A is optimistic by
         about k d / |A|)."""
         from .cluster import kmeans_plus_plus
@@ -1076,6 +1077,8 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
         C, _ = kmeans_plus_plus(rows, k, n_init=3, random_state=rng)
         C = np.clip(C, lo, hi)  # centres stay in the decoder's box, as the decoder's own do
         share = np.bincount(np.argmin(_sq_distances(rows, C), axis=1), minlength=k) / rows.shape[0]
+        if not refine:
+            return (C, share), None
         theta = np.clip((C - origin) / unit, family.lower, family.upper)
         alpha = nnls(atom_matrix(family, theta), problem.z)
         theta, alpha = refine_mixture(family, problem, theta, np.maximum(alpha, 1e-9), 1e-9, 300)
@@ -1241,14 +1244,16 @@ class CompressiveGaussianMixture(DensityMixin, _CompressiveMixture):
     def _pilot_current(self):
         return self.weights_, self.means_, self.covariances_
 
-    def _pilot_fits(self, rows, frame, rng):
+    def _pilot_fits(self, rows, frame, rng, refine=True):
         """The EM fit of rows (pysketch.cluster.diagonal_gmm), and that fit refined on the
-        sketch or None, each (weights, means, variances)."""
+        sketch or None (also when `refine` is false), each (weights, means, variances)."""
         from .cluster import diagonal_gmm
         from .decoders.problem import atom_matrix, nnls, refine_mixture
 
         family, problem, lo, hi, origin, unit = frame
         w, mu, var, _ = diagonal_gmm(rows, self.n_components, n_init=2, random_state=rng)
+        if not refine:
+            return (w, mu, var), None
         theta = np.column_stack([np.clip((mu - origin) / unit, family.lower, family.upper),
                                  np.clip(var / unit ** 2, family.s2_lower, family.s2_upper)])
         alpha = np.maximum(nnls(atom_matrix(family, theta), problem.z), 1e-9)
