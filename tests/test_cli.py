@@ -114,12 +114,16 @@ def test_demo_on_a_users_csv_and_npy_file(tmp_path, capsys):
 @pytest.mark.parametrize(
     "make, argv_tail, message",
     [
-        (None, ["--data", "missing.npy"], "--data: no such file"),
-        (lambda p: p.write_text("1 2 3\n"), ["--data", "x.txt"], "--data must be a .npy or .csv file"),
-        (lambda p: np.save(p, np.zeros(5)), ["--data", "x.npy"], "--data must hold a 2-D array of records"),
+        (None, ["--data", "missing.npy"], "--data: {}: no such file"),
+        (lambda p: p.write_text("1 2 3\n"), ["--data", "x.dat"], "--data: {}: unknown kind of data file"),
+        (lambda p: np.save(p, np.zeros(5)), ["--data", "x.npy"], "--data: {}: must hold a 2-D array of records"),
         (lambda p: np.savetxt(p, np.eye(4), delimiter=","), ["--data", "x.csv", "-k", "5"],
          "-k 5 is larger than the number of records 4"),
-        (lambda p: p.write_text("1,2\nnan,3\n4,5\n"), ["--data", "x.csv", "-k", "2"], "NaN or infinity"),
+        (lambda p: p.write_text("1,2\nnan,3\n4,5\n"), ["--data", "x.csv", "-k", "2"],
+         "--data: {}: record 1 (counting from 0) contains NaN or infinity"),
+        (lambda p: p.write_text("a,b\n"), ["--data", "x.csv"], "--data: {}: holds no records (only the header"),
+        (lambda p: p.write_text("1 2 3\n"), ["--data", "x.txt"],
+         "--data: {} holds 1 record; the demo needs at least 2"),
     ],
 )
 def test_demo_bad_files_exit_with_a_message_and_no_traceback(tmp_path, make, argv_tail, message, capsys):
@@ -127,11 +131,29 @@ def test_demo_bad_files_exit_with_a_message_and_no_traceback(tmp_path, make, arg
     if make is not None:
         make(tmp_path / argv_tail[1])
     argv_tail[1] = str(tmp_path / argv_tail[1])
+    message = message.format(argv_tail[1])
     with pytest.raises(SystemExit) as exit_info:
         main(["demo", *argv_tail, "--output", "none", "--no-baseline"])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
-    assert "pysketch demo: error:" in err and message in err and "Traceback" not in err
+    assert "pysketch demo: error:" in err and message in err and "Traceback" not in err, err
+
+
+def test_demo_reads_data_as_sketch_does(tmp_path, capsys):
+    """--data is read by pysketch.files, as `pysketch sketch` reads its DATA: a header row of
+    names is skipped (the demo failed on it), and every kind of data file is read."""
+    from pysketch.datasets import make_blobs_gaussian_centers
+
+    X = make_blobs_gaussian_centers(600, 2, 3, random_state=4)[0]
+    np.savetxt(tmp_path / "h.csv", X, delimiter=",", header="a,b,c", comments="", fmt="%.17g")
+    np.savez_compressed(tmp_path / "x.npz", x=X)
+    for name in ("h.csv", "x.npz"):
+        assert main(["demo", "--data", str(tmp_path / name), "-k", "2", "--sketch-size", "60", "--output", "none",
+                     "--no-baseline"]) == 0
+        captured = capsys.readouterr()
+        assert "n = 600, d = 3" in captured.out, name
+    assert main(["sketch", str(tmp_path / "h.csv"), "-o", str(tmp_path / "s.npz"), "--kernel-scale", "1", "-q"]) == 0
+    assert pysketch.Sketch.load(tmp_path / "s.npz").count == 600  # the same records as the demo's
 
 
 def test_demo_console_script_runs():

@@ -5,7 +5,8 @@ instruction set and thread count the compiled core uses, checks the Walsh-Hadama
 transform against its definition and times it.
 
 ``pysketch demo`` runs compressive k-means end to end: on generated data (by default
-10^6 records, d = 10, k = 10) or a user's .npy / .csv file, it sketches the data in one
+10^6 records, d = 10, k = 10) or a user's data file (read as ``pysketch sketch`` reads
+one: .npy, .npz, CSV with or without a header row, Parquet...), it sketches the data in one
 pass (with a progress bar), learns the centers from the sketch alone, and prints the
 sketch time, decode time and relative SSE, with scikit-learn's KMeans alongside when it
 is installed; with matplotlib it also draws the data's two first principal directions
@@ -32,7 +33,10 @@ The JSON outputs of ``fit`` and ``query`` (``-o X.json``) start with ``"format"`
 reads the box of such a file back, checked.
 
 Bad arguments, missing or damaged files exit with status 2 and a message
-``pysketch COMMAND: error: ...`` naming the argument or the file, never a traceback.
+``pysketch COMMAND: error: ...`` naming the argument or the file, never a traceback; the
+output file is then neither written nor changed. A standard output closed by its reader
+(``pysketch info S.npz | head -2``) ends the command quietly with status 141 (128 + SIGPIPE,
+as a Unix tool killed by that signal).
 """
 
 import argparse
@@ -75,6 +79,11 @@ QUERY_FORMAT = "pysketch.query_result"
 JSON_VERSION = 1
 #: Notes (header rows taken, columns skipped...) printed before "... and N more".
 MAX_NOTES = 5
+#: The exit status when the reader of standard output has gone: 128 + SIGPIPE (13), the
+#: status a shell shows for a process killed by that signal.
+EXIT_CLOSED_PIPE = 128 + 13
+#: Column names listed in a message before "...".
+MAX_NAMES = 8
 
 # negative numbers, infinities and comma-separated lists of them are values, not options
 _NEGATIVE_VALUE = re.compile(r"^-(?:\d|\.\d|inf|nan)", re.IGNORECASE)
@@ -94,6 +103,36 @@ class _CommandError(Exception):
 
 def main(argv=None):
     """Run the command line with `argv` (default: ``sys.argv[1:]``); returns the exit code."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # an output that fit in the buffer meets a closed pipe here
+    except BrokenPipeError:
+        return _closed_pipe()
+    except SystemExit:  # argparse's --help and --version print, then exit
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _closed_pipe()
+        raise
+    return code
+
+
+def _closed_pipe():
+    """The reader of standard output has gone (``pysketch info S.npz | head -2``): end quietly,
+    as a Unix tool that SIGPIPE ends. Standard output is pointed at the null device, so that
+    the interpreter's flush at exit does not meet the closed pipe again."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, sys.stdout.fileno())
+        finally:
+            os.close(null)
+    except (OSError, ValueError, AttributeError):  # a standard output without a descriptor
+        pass
+    return EXIT_CLOSED_PIPE
+
+
+def _main(argv):
     parser = _build_parser()
     args = parser.parse_args(argv)
     if args.command is None:  # plain `pysketch`: the same as `pysketch info` with its defaults
@@ -103,6 +142,8 @@ def main(argv=None):
 
         try:
             return run_demo(args)
+        except BrokenPipeError:
+            raise
         except (OSError, ValueError) as exc:  # a bad file or bad data: say so, no traceback
             parser.exit(2, f"pysketch demo: error: {exc}\n")
     if args.command == "info" and args.sketch is None:
@@ -125,6 +166,8 @@ def _run(parser, args):
     except KeyboardInterrupt:
         _print_warnings(args.command, caught)
         parser.exit(130, f"pysketch {args.command}: interrupted\n")
+    except BrokenPipeError:  # the reader of standard output has gone: see main
+        raise
     except (_CommandError, DataFileError, SketchFileError, OSError, ValueError) as exc:
         _print_warnings(args.command, caught)
         parser.exit(2, f"pysketch {args.command}: error: {exc}\n")
@@ -174,7 +217,9 @@ def _build_parser():
         "with k-means on the full data. Without --data, 10^6 records are generated: k unit-variance "
         "clusters with centers drawn N(0, 4 I_d).",
     )
-    demo.add_argument("--data", metavar="FILE", help="a .npy or .csv file of records (rows) to cluster")
+    demo.add_argument("--data", metavar="FILE",
+                      help="a data file of records (rows) to cluster, read as pysketch sketch reads it (.npy, .npz, "
+                           ".csv / .tsv / .txt, optionally .gz, with or without a header row, .parquet)")
     demo.add_argument("-k", "--clusters", type=_positive, default=10, help="number of clusters (default 10)")
     demo.add_argument("--n", type=_positive, default=10**6, help="records to generate without --data (default 10^6)")
     demo.add_argument("--d", type=_positive, default=10, help="dimension to generate without --data (default 10)")
@@ -278,6 +323,10 @@ def _add_sketch_parser(commands, kinds):
     r.add_argument("--columns", default=None, metavar="LIST",
                    help="columns to read: comma-separated indices from 0, ranges start:stop, or names (CSV "
                         "header, Parquet)")
+    r.add_argument("--by-position", action="store_true",
+                   help="combine the files' columns by position (default: when every file has a header of column "
+                        "names, as CSV and Parquet files do, columns are matched by name, and files whose headers "
+                        "name other columns are refused)")
     r.add_argument("--key", default=None, help=".npz: the array to read (default every array)")
     r.add_argument("--delimiter", default=None,
                    help="text files: the field separator (default ',' for .csv, tab for .tsv, whitespace for .txt; "
@@ -685,7 +734,7 @@ class _Progress:
 
 def _cmd_sketch(args):
     from .accumulate import SketchAccumulator
-    from .files import expand_paths, open_data, parse_columns
+    from .files import ColumnError, expand_paths, open_data, parse_columns
 
     out = _check_output(args.output, ".npz", args.force)
     paths = expand_paths(args.data)
@@ -696,15 +745,22 @@ def _cmd_sketch(args):
     if args.key is not None and not any(p.lower().endswith(".npz") for p in paths):
         raise _CommandError("--key applies to .npz files, and no DATA file is one")
     delimiter = {"\\t": "\t", "tab": "\t"}.get(args.delimiter, args.delimiter)
-    sources = [open_data(p, columns=columns, key=args.key, delimiter=delimiter, skip_header=args.skip_header)
-               for p in paths]
+
+    def reader(path, columns):
+        try:
+            return open_data(path, columns=columns, key=args.key, delimiter=delimiter, skip_header=args.skip_header)
+        except ColumnError as exc:
+            raise _CommandError(f"--columns {args.columns}: {exc}" if args.columns is not None else str(exc)) from None
+
+    sources = [reader(p, columns) for p in paths]
+    sources, matched = (sources, []) if args.by_position else _match_columns(sources, reader)
     first = sources[0]
     d = first.n_columns
     for src in sources[1:]:
         if src.n_columns != d:
             raise _CommandError(f"{src.path}: has {src.n_columns} columns, but {first.path} has {d}: every DATA file "
                                 "must give the same number of columns (select them with --columns)")
-    notes = [note for src in sources for note in src.notes]
+    notes = [note for src in sources for note in src.notes] + matched
     if not args.quiet:
         for note in notes[:MAX_NOTES]:
             print(f"pysketch sketch: note: {note}", file=sys.stderr)
@@ -742,6 +798,48 @@ def _cmd_sketch(args):
               f"d = {d}, in {seconds:.2f} s{rate}")
         print(f"map: {fm!r}")
     return 0
+
+
+def _names_text(names):
+    names = list(names)
+    more = f", ... ({len(names)} columns)" if len(names) > MAX_NAMES else ""
+    return ", ".join(names[:MAX_NAMES]) + more
+
+
+def _match_columns(sources, reader):
+    """When every file names its columns (a CSV header, Parquet), the files in the first
+    one's order of names: a file with the same names in another order is opened again with
+    its columns selected by name; one with other names is refused. Returns the sources and
+    notes of the files reordered. Files without names are combined by position."""
+    first = sources[0]
+    want = first.column_names
+    if len(sources) < 2 or any(src.column_names is None for src in sources):
+        return sources, []
+    out, notes = [first], []
+    for src in sources[1:]:
+        names = src.column_names
+        if names == want:
+            out.append(src)
+            continue
+        if sorted(names) != sorted(want):
+            missing = [n for n in want if n not in names]
+            extra = [n for n in names if n not in want]
+            diff = "; ".join(part for part in (
+                f"it lacks {_names_text(missing)}" if missing else "",
+                f"it has {_names_text(extra)}, which {first.path} lacks" if extra else "",
+            ) if part) or "the same names, repeated another number of times"
+            raise _CommandError(f"{src.path}: its columns ({_names_text(names)}) are not those of {first.path} "
+                                f"({_names_text(want)}): {diff}. Files whose headers name their columns are combined "
+                                "by name: select the same columns by name with --columns, or pass --by-position")
+        if len(set(want)) != len(want):
+            twice = sorted({n for n in want if want.count(n) > 1})
+            raise _CommandError(f"{src.path}: its columns are those of {first.path} in another order, but "
+                                f"{first.path} names {_names_text(twice)} more than once, so they cannot be matched "
+                                "by name: select the columns by name with --columns, or pass --by-position")
+        out.append(reader(src.path, list(want)))
+        notes.append(f"{src.path}: columns matched by name, in the order of {first.path} ({_names_text(want)}; "
+                     f"this file has {_names_text(names)})")
+    return out, notes
 
 
 def _wants_auto_scale(args):
@@ -1174,10 +1272,18 @@ def _cmd_query(args):
     sketch = _load_sketch(args.sketch)
     fm = sketch.feature_map
     d = fm.d
+    own = None
+    if getattr(fm, "lower", None) is not None and getattr(fm, "upper", None) is not None:
+        own = np.asarray(fm.lower, dtype=np.float64), np.asarray(fm.upper, dtype=np.float64)
     if _has_box(args):
         lo, hi = _box(args, d)
-    elif getattr(fm, "lower", None) is not None and getattr(fm, "upper", None) is not None:
-        lo, hi = np.asarray(fm.lower, dtype=np.float64), np.asarray(fm.upper, dtype=np.float64)
+        if own is not None and not _same_box((lo, hi), own):
+            flag = "--bounds-file" if args.bounds_file is not None else "--bounds"
+            raise _CommandError(f"{flag}: the box {_box_text(lo, hi)} contradicts the sketch's own box "
+                                f"{_box_text(*own)} (the box {args.sketch}'s map was made on): omit {flag}, or give "
+                                "that box")
+    elif own is not None:
+        lo, hi = own
     else:
         raise _CommandError("--bounds LO HI is required: M2M draws its synthetic points in the public box of the "
                             "records (this sketch's map carries no box)")
@@ -1196,6 +1302,23 @@ def _cmd_query(args):
         if not args.quiet:
             print(f"answer written to {out}")
     return 0
+
+
+def _same_box(a, b):
+    """Whether two boxes (lower, upper) are the same, up to rounding (1e-9 of a side)."""
+    side = b[1] - b[0]
+    return bool(np.all(np.abs(a[0] - b[0]) <= 1e-9 * side) and np.all(np.abs(a[1] - b[1]) <= 1e-9 * side))
+
+
+def _box_text(lo, hi):
+    """A box as LO HI would give it on the command line: numbers, or one per column."""
+    def side(v):
+        v = np.asarray(v, dtype=np.float64)
+        if np.all(v == v[0]):
+            return f"{v[0]:.10g}"
+        return ",".join(f"{x:.10g}" for x in v[:MAX_NAMES]) + (",..." if v.size > MAX_NAMES else "")
+
+    return f"'{side(lo)} {side(hi)}'"
 
 
 def _int_list(text, flag):

@@ -1,6 +1,6 @@
 """`pysketch demo`: compressive k-means end to end (see cli.py for the options)."""
 
-import os
+import sys
 import time
 
 import numpy as np
@@ -45,18 +45,28 @@ class _Progress:
 
 
 def _load(path):
-    if not os.path.exists(path):
-        raise OSError(f"--data: no such file: {path}")
-    if path.endswith(".npy"):
-        X = np.load(path, mmap_mode="r")
-    elif path.endswith(".csv"):
-        X = np.loadtxt(path, delimiter=",", ndmin=2)
-    else:
-        raise ValueError(f"--data must be a .npy or .csv file, got {path}")
-    if X.ndim != 2 or X.shape[0] < 2:
-        raise ValueError(f"--data must hold a 2-D array of records (rows), got shape {X.shape}")
-    if X.dtype.kind not in "biuf":
-        raise ValueError(f"--data must hold numbers, got dtype {X.dtype}")
+    """The records of --data, read by pysketch.files as `pysketch sketch` reads them (the same
+    kinds of files, header rows, delimiters and checks), as one array; notes (a header taken)
+    are printed on stderr."""
+    from .files import DataFileError, open_data
+
+    try:
+        src = open_data(path)
+        parts = []
+        for block in src.blocks():
+            part = np.array(block.data)
+            bad = np.flatnonzero(~np.isfinite(part).all(axis=1))
+            if bad.size:
+                raise DataFileError(f"{path}: record {block.first_row + int(bad[0])} (counting from 0) contains NaN "
+                                    "or infinity (missing values are not records: remove them first)")
+            parts.append(part)
+    except DataFileError as exc:
+        raise DataFileError(f"--data: {exc}") from None
+    for note in src.notes:
+        print(f"pysketch demo: note: {note}", file=sys.stderr)
+    X = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    if X.shape[0] < 2:
+        raise ValueError(f"--data: {path} holds {X.shape[0]} record; the demo needs at least 2")
     return X
 
 

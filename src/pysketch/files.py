@@ -18,7 +18,15 @@ bounded size, so that a pass over files of any number and size holds one block a
 
 `expand_paths` expands glob patterns (so that quoted patterns work where no shell expands
 them) and checks that every file exists. Every error is a `DataFileError` (a ValueError)
-whose message starts with the file's name.
+whose message starts with the file's name, and says where in the file it was found (the
+line of a text file, the member and rows of an .npz archive, the records of a Parquet
+file): a file that holds no records (a CSV of a header alone, an empty array), a
+column selection beyond the file's columns (`ColumnError`), text that is not UTF-8, a
+line that does not parse, and damage found while reading: a truncated or corrupt
+compressed stream (gzip, deflate), a failed checksum (gzip's and ZIP's CRC-32, which are
+checked by reading every member to its end; Parquet page checksums where the file has
+them), a member or file holding another number of bytes or records than its header or
+metadata declares.
 """
 
 import collections
@@ -26,13 +34,15 @@ import glob
 import gzip
 import mmap
 import os
+import struct
 import warnings
 import zipfile
+import zlib
 
 import numpy as np
 
-__all__ = ["DataFileError", "DataFile", "Block", "DATA_SUFFIXES", "expand_paths", "parse_columns", "open_data",
-           "BLOCK_BYTES"]
+__all__ = ["DataFileError", "ColumnError", "DataFile", "Block", "DATA_SUFFIXES", "expand_paths", "parse_columns",
+           "open_data", "BLOCK_BYTES"]
 
 #: Bytes per block: of parsed records (float64) for Parquet, of text and parsed records for
 #: text files, of the file for .npy files with selected columns (copied) and .npz members;
@@ -53,6 +63,25 @@ Block = collections.namedtuple("Block", "data first_row done")
 class DataFileError(ValueError):
     """A data file cannot be read as records (missing, of an unknown kind, not numeric,
     damaged); the message names the file."""
+
+
+class ColumnError(DataFileError):
+    """A column selection that a file cannot satisfy (an index or a range beyond its
+    columns, a name it does not have); the message names the file."""
+
+
+#: What decompressors and parsers raise on a damaged or truncated stream, besides OSError
+#: (gzip's BadGzipFile, Parquet's I/O errors): read as a DataFileError naming the place.
+_STREAM_DAMAGE = (EOFError, zlib.error, zipfile.BadZipFile)
+#: ZIP members whose (undamaged) headers say they are encrypted or of an unknown compression
+#: method: zipfile raises RuntimeError and NotImplementedError for them.
+_ZIP_REFUSALS = (RuntimeError, NotImplementedError)
+_BOM = b"\xef\xbb\xbf"
+
+
+def _cause(exc):
+    """The text of a low-level exception, with its type."""
+    return f"{type(exc).__name__}: {exc}"
 
 
 # ---------------------------------------------------------------------------- paths and columns
@@ -118,21 +147,44 @@ def _resolve_columns(spec, n_total, names, path):
     picked = []
     for item in spec:
         if isinstance(item, slice):
+            _check_range(item, n_total, path)
             picked.extend(range(n_total)[item])
         elif isinstance(item, str):
             if names is None:
-                raise DataFileError(f"{path}: has no column names, so column {item!r} cannot be selected by name "
-                                    "(give indices from 0)")
+                raise ColumnError(f"{path}: has no column names, so column {item!r} cannot be selected by name "
+                                  "(give indices from 0)")
             if item not in names:
-                raise DataFileError(f"{path}: no column named {item!r} (its columns: {', '.join(names)})")
+                raise ColumnError(f"{path}: no column named {item!r} (its columns: {', '.join(names)})")
             picked.append(names.index(item))
         else:
             if not -n_total <= item < n_total:
-                raise DataFileError(f"{path}: column {item} is out of range (the file has {n_total} columns)")
+                raise ColumnError(f"{path}: column {item} is out of range (the file has {n_total} columns)")
             picked.append(item % n_total)
     if not picked:
-        raise DataFileError(f"{path}: the column selection picks no column (the file has {n_total} columns)")
+        raise ColumnError(f"{path}: the column selection picks no column (the file has {n_total} columns)")
     return np.asarray(picked, dtype=np.int64)
+
+
+def _range_text(item):
+    text = ":".join("" if v is None else str(v) for v in (item.start, item.stop))
+    return text if item.step is None else f"{text}:{item.step}"
+
+
+def _check_range(item, n_total, path):
+    """Refuse a range whose given ends lie beyond the file's columns (a Python slice would
+    clip them silently: 0:20 of 11 columns would read 11)."""
+    forward = item.step is None or item.step > 0
+    # the ends a slice of n_total items can mean without clipping: start in [-n, n] (n: the
+    # empty tail) and stop in [-n, n] forward; backward, start in [-n, n - 1] and stop in
+    # [-n - 1, n - 1] (-n - 1: through the first column)
+    limits = {"start": (-n_total, n_total if forward else n_total - 1),
+              "stop": (-n_total if forward else -n_total - 1, n_total if forward else n_total - 1)}
+    for end, (low, high) in limits.items():
+        value = getattr(item, end)
+        if value is not None and not low <= value <= high:
+            raise ColumnError(f"{path}: column range {_range_text(item)} reaches beyond the file's {n_total} columns "
+                              f"(its {end} {value} is outside [{low}, {high}]; {_range_text(slice(0, n_total))} "
+                              "is all of them)")
 
 
 def _check_numeric(dtype, path):
@@ -154,6 +206,10 @@ class DataFile:
     """
 
     kind = None
+    #: Exceptions of this kind's decoders that mean a damaged or unreadable file, and how
+    #: such a file is called in the message.
+    _damage = (OSError,) + _STREAM_DAMAGE
+    _damaged = "cannot be read"
 
     def __init__(self, path):
         self.path = path
@@ -161,10 +217,26 @@ class DataFile:
         self.n_rows = None
         self.column_names = None
         self.notes = []
+        self._where = ""  # where the reading is, for messages: ", after line 12", "[a], rows 0-99"
 
     def blocks(self, block_bytes=BLOCK_BYTES):
-        """The records as Blocks of about `block_bytes` bytes each."""
+        """The records as Blocks of about `block_bytes` bytes each. Damage found on the way
+        (a truncated or corrupt compressed stream, a failed checksum) raises DataFileError
+        naming the file and where; blocks given before it are not to be trusted."""
+        self._where = ""
+        try:
+            yield from self._blocks(block_bytes)
+        except DataFileError:
+            raise
+        except self._damage as exc:
+            raise DataFileError(f"{self.path}{self._damage_where(exc)}: {self._damaged} ({_cause(exc)})") from None
+
+    def _blocks(self, block_bytes):
         raise NotImplementedError
+
+    def _damage_where(self, exc):
+        """Where the damage `exc` was found (for messages, after it was)."""
+        return self._where
 
     def _rows_per_block(self, block_bytes, row_bytes):
         return max(1, int(block_bytes) // max(1, int(row_bytes)))
@@ -231,12 +303,14 @@ class _NpyFile(DataFile):
         if A.ndim != 2:
             raise DataFileError(f"{path}: must hold a 2-D array of records (rows), got shape {A.shape}")
         _check_numeric(A.dtype, path)
+        if A.shape[0] == 0:
+            raise DataFileError(f"{path}: holds no records (its array has shape {A.shape})")
         self._array = A
         self._columns = None if columns is None else _resolve_columns(columns, A.shape[1], None, path)
         self.n_rows = int(A.shape[0])
         self.n_columns = int(A.shape[1]) if self._columns is None else int(self._columns.size)
 
-    def blocks(self, block_bytes=BLOCK_BYTES):
+    def _blocks(self, block_bytes):
         A, cols, n = self._array, self._columns, self.n_rows
         # views cost nothing: large blocks (fewer updates); copies of selected columns: block_bytes
         size = max(block_bytes, _NPY_BLOCK_BYTES) if cols is None else block_bytes
@@ -255,14 +329,55 @@ class _NpyFile(DataFile):
             _drop_pages(part)  # (again, for a consumer that did not)
 
 
+_ZIP_END = struct.Struct("<4s4H2LH")
+_ZIP64_LOCATOR = struct.Struct("<4sLQL")
+_ZIP64_END = struct.Struct("<4sQ2H2L4Q")
+
+
+def _zip_declared_members(path):
+    """The number of members the end record of the ZIP archive `path` declares (None when it
+    cannot be read here; zipfile has found the record already). zipfile does not compare it
+    with the members its directory lists: a damaged comment length there hides the members
+    that follow it."""
+    with open(path, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        start = max(0, size - _ZIP_END.size - 0xFFFF)  # the record, then a comment of at most 65535 bytes
+        f.seek(start)
+        tail = f.read()
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or at + _ZIP_END.size > len(tail):
+            return None
+        count = _ZIP_END.unpack_from(tail, at)[4]
+        if count != 0xFFFF:
+            return count
+        at += start  # ZIP64: the count is in the ZIP64 end record, found by its locator before this one
+        if at < _ZIP64_LOCATOR.size:
+            return None
+        f.seek(at - _ZIP64_LOCATOR.size)
+        sig, _, offset, _ = _ZIP64_LOCATOR.unpack(f.read(_ZIP64_LOCATOR.size))
+        f.seek(offset)
+        record = f.read(_ZIP64_END.size)
+        if sig != b"PK\x06\x07" or len(record) != _ZIP64_END.size or record[:4] != b"PK\x06\x06":
+            return None
+        return _ZIP64_END.unpack(record)[7]
+
+
 class _NpzFile(DataFile):
     kind = "npz"
+    _damage = DataFile._damage + _ZIP_REFUSALS + (UnicodeDecodeError,)
+    _damaged = "damaged or truncated archive member"
 
     def __init__(self, path, columns, key):
         super().__init__(path)
+        member = None
         try:
             with zipfile.ZipFile(path) as zf:
-                names = [i.filename for i in zf.infolist() if i.filename.endswith(".npy")]
+                declared = _zip_declared_members(path)
+                if declared is not None and declared != len(zf.infolist()):
+                    raise DataFileError(f"{path}: damaged ZIP directory: it lists {len(zf.infolist())} members, its "
+                                        f"end record declares {declared}")
+                infos = {i.filename: i for i in zf.infolist() if i.filename.endswith(".npy")}
+                names = list(infos)
                 if key is not None:
                     wanted = key if key.endswith(".npy") else key + ".npy"
                     if wanted not in names:
@@ -271,20 +386,34 @@ class _NpzFile(DataFile):
                     names = [wanted]
                 if not names:
                     raise DataFileError(f"{path}: holds no array")
+                others = [i.filename for i in zf.infolist() if i.filename not in infos]
+                if key is None:
+                    for member in others:  # zipfile checks a member's own header against the directory
+                        zf.open(member).close()
+                    if others:
+                        self.notes.append(f"{path}: members that are not .npy arrays skipped: {', '.join(others)}")
                 self._members = []
-                for name in names:
-                    with zf.open(name) as f:
-                        shape, fortran, dtype = _read_npy_header(f, f"{path}[{name[:-4]}]")
-                    self._members.append((name, shape, fortran, dtype))
-        except (zipfile.BadZipFile, OSError, EOFError) as exc:
-            raise DataFileError(f"{path}: not a readable .npz archive ({exc})") from None
+                for member in names:
+                    with zf.open(infos[member]) as f:
+                        shape, fortran, dtype = _read_npy_header(f, f"{path}[{member[:-4]}]")
+                        held = infos[member].file_size - f.tell()  # bytes of the array's data
+                    self._members.append((member, shape, fortran, dtype, held))
+        except DataFileError:
+            raise
+        except self._damage as exc:
+            where = "" if member is None else f"[{member[:-4] if member.endswith('.npy') else member}]"
+            raise DataFileError(f"{path}{where}: not a readable .npz archive ({_cause(exc)})") from None
         widths = {}
-        for name, shape, _, dtype in self._members:
+        for name, shape, _, dtype, held in self._members:
             where = f"{path}[{name[:-4]}]"
             if len(shape) != 2:
                 raise DataFileError(f"{where}: must be a 2-D array of records (rows), got shape {shape}"
                                     + ("" if key is not None else "; pick one array with --key"))
             _check_numeric(dtype, where)
+            nbytes = shape[0] * shape[1] * dtype.itemsize
+            if nbytes != held:
+                raise DataFileError(f"{where}: damaged or truncated: its header declares a {dtype} array of shape "
+                                    f"{shape} ({nbytes} bytes) but the member holds {held} bytes of data")
             widths.setdefault(shape[1], name)
         if len(widths) > 1:
             (w0, a0), (w1, a1) = list(widths.items())[:2]
@@ -292,40 +421,56 @@ class _NpzFile(DataFile):
                                 f"{a1[:-4]}: {w1}); pick one with --key")
         total = self._members[0][1][1]
         self._columns = None if columns is None else _resolve_columns(columns, total, None, path)
-        self.n_rows = int(sum(shape[0] for _, shape, _, _ in self._members))
+        self.n_rows = int(sum(shape[0] for _, shape, _, _, _ in self._members))
         self.n_columns = int(total) if self._columns is None else int(self._columns.size)
-        if any(fortran for _, _, fortran, _ in self._members):
+        if self.n_rows == 0:
+            raise DataFileError(f"{path}: holds no records (every array read has 0 rows)")
+        if any(fortran for _, _, fortran, _, _ in self._members):
             self.notes.append(f"{path}: an array in Fortran (column) order is read whole, not as a stream of rows")
 
-    def blocks(self, block_bytes=BLOCK_BYTES):
+    def _blocks(self, block_bytes):
         first, n = 0, max(self.n_rows, 1)
+        self._where = " (its ZIP directory)"
         with zipfile.ZipFile(self.path) as zf:
-            for name, shape, fortran, dtype in self._members:
+            for name, shape, fortran, dtype, _ in self._members:
                 rows, width = shape
+                where = f"{self.path}[{name[:-4]}]"
+                self._member = name[:-4]
+                self._where = f"[{name[:-4]}], its header"
                 with zf.open(name) as f:
-                    where = f"{self.path}[{name[:-4]}]"
                     _read_npy_header(f, where)
                     if fortran:  # no stream of rows: the whole array
+                        self._where = f"[{name[:-4]}], rows 0-{rows - 1}"
                         buf = f.read(rows * width * dtype.itemsize)
                         if len(buf) != rows * width * dtype.itemsize:
                             raise DataFileError(f"{where}: truncated (expected {rows} rows)")
                         chunks = [(0, np.frombuffer(buf, dtype=dtype).reshape(shape, order="F"))]
                     else:
-                        chunks = self._row_chunks(f, rows, width, dtype, block_bytes, where)
+                        chunks = self._row_chunks(f, name[:-4], rows, width, dtype, block_bytes)
                     for start, X in chunks:
                         if self._columns is not None:
                             X = X[:, self._columns]
                         yield Block(X, first + start, min(1.0, (first + start + X.shape[0]) / n))
+                    # to the member's end: the ZIP's CRC-32 is checked there, and only there
+                    self._where = f"[{name[:-4]}], at its end (after row {rows - 1})"
+                    if f.read(1):
+                        raise DataFileError(f"{where}: holds more bytes than its header's {rows} rows")
                 first += rows
 
-    def _row_chunks(self, f, rows, width, dtype, block_bytes, where):
+    def _damage_where(self, exc):
+        if isinstance(exc, zipfile.BadZipFile) and "CRC" in str(exc):  # of the whole member, checked at its end
+            return f"[{self._member}], its checksum (the CRC-32 of all its rows)"
+        return self._where
+
+    def _row_chunks(self, f, member, rows, width, dtype, block_bytes):
         row_bytes = width * dtype.itemsize
         step = self._rows_per_block(block_bytes, row_bytes)
         for start in range(0, rows, step):
             k = min(step, rows - start)
+            self._where = f"[{member}], rows {start}-{start + k - 1}"
             buf = f.read(k * row_bytes)
             if len(buf) != k * row_bytes:
-                raise DataFileError(f"{where}: truncated (expected {rows} rows)")
+                raise DataFileError(f"{self.path}[{member}]: truncated (expected {rows} rows)")
             yield start, np.frombuffer(buf, dtype=dtype).reshape(k, width)
 
 
@@ -349,8 +494,20 @@ def _is_data_line(line):
     return bool(s) and not s.startswith(b"#")
 
 
-def _fields(line, delimiter):
-    text = line.decode("utf-8", errors="replace").split("#", 1)[0].strip()
+def _decoded(line, path, lineno):
+    """The text of one line of a file (UTF-8; a byte-order mark at the file's start is
+    dropped); DataFileError naming the line and the byte otherwise."""
+    if lineno == 1 and line.startswith(_BOM):
+        line = line[len(_BOM):]
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataFileError(f"{path}, line {lineno}: not UTF-8 text (byte 0x{line[exc.start]:02x} at byte "
+                            f"{exc.start} of the line): save the file as UTF-8") from None
+
+
+def _fields(text, delimiter):
+    text = text.split("#", 1)[0].strip()
     parts = text.split(delimiter) if delimiter is not None else text.split()
     return [p.strip().strip('"').strip() for p in parts]
 
@@ -376,24 +533,31 @@ class _TextFile(DataFile):
         super().__init__(path)
         suffix = path[:-3] if path.endswith(".gz") else path
         self.delimiter = _TEXT_DELIMITERS[os.path.splitext(suffix)[1].lower()] if delimiter is None else delimiter
+        self._gzip = path.lower().endswith(".gz")
+        self._damaged = "damaged or truncated gzip data" if self._gzip else "cannot be read"
         header = None
         first_data = None
         self._skip = 0  # lines before the data (the header and what precedes it)
+        lineno = 0
         try:
             with _open_text(path) as f:
                 for lineno, line in enumerate(f, 1):
                     if not _is_data_line(line):
                         continue
-                    fields = _fields(line, self.delimiter)
+                    fields = _fields(_decoded(line, path, lineno), self.delimiter)
                     if header is None and (skip_header or _looks_like_header(fields)):
                         header, self._skip = fields, lineno
                         continue
                     first_data = fields
                     break
-        except (OSError, EOFError, UnicodeDecodeError) as exc:
-            raise DataFileError(f"{path}: not a readable text file ({exc})") from None
+        except self._damage as exc:
+            where = f", after line {lineno}" if lineno else ""
+            raise DataFileError(f"{path}{where}: {self._damaged} ({_cause(exc)})") from None
         if header is None and first_data is None:
             raise DataFileError(f"{path}: holds no records")
+        if first_data is None:
+            raise DataFileError(f"{path}: holds no records (only the header line {self._skip}: "
+                                f"{', '.join(header)})")
         total = len(header) if header is not None else len(first_data)
         if first_data is not None and header is not None and len(first_data) != total:
             raise DataFileError(f"{path}: the header has {len(header)} columns but the first record {len(first_data)}")
@@ -408,7 +572,7 @@ class _TextFile(DataFile):
         self._total = total
         self._size = max(1, _file_size(path))
 
-    def blocks(self, block_bytes=BLOCK_BYTES):
+    def _blocks(self, block_bytes):
         # about block_bytes / 2 of text at a time: with its decoded copy and the parsed
         # records (fewer bytes than their text), about block_bytes in all
         text_bytes = max(1, int(block_bytes) // 2)
@@ -419,18 +583,54 @@ class _TextFile(DataFile):
             for _ in range(self._skip):
                 f.readline()
             while True:
+                self._where = f", after line {lineno}"
                 lines = f.readlines(text_bytes)
                 if not lines:
                     break
-                X = self._parse(lines, usecols, lineno)
+                try:
+                    X = self._parse(lines, usecols, lineno)
+                except DataFileError as exc:
+                    if self._gzip:
+                        self._check_rest(f, lineno + len(lines), exc)
+                    raise
                 lineno += len(lines)
                 if X.shape[0]:
                     done = min(1.0, raw.tell() / self._size) if not raw.closed else 1.0
                     yield Block(X, first, done)
                     first += X.shape[0]
 
+    def _damage_where(self, exc):
+        """The last line before the damage: the lines read again up to it (a block holds
+        many lines), or the checksum, which is of the whole file."""
+        if isinstance(exc, OSError) and "CRC check failed" in str(exc):  # (gzip.BadGzipFile)
+            return ", its checksum (the CRC-32 of all its lines)"
+        lineno = 0
+        try:
+            with _open_text(self.path) as f:
+                for lineno, _ in enumerate(f, 1):
+                    pass
+        except self._damage:
+            pass
+        return f", after line {lineno}"
+
+    def _check_rest(self, f, lineno, exc):
+        """A line of a gzipped file did not parse: if the compressed stream is damaged further
+        on (its CRC-32 is checked at its end), say that, the cause, rather than the line."""
+        self._where = f", after line {lineno}"
+        try:
+            while f.read(1 << 20):
+                pass
+        except self._damage as damage:
+            raise DataFileError(f"{self.path}{self._damage_where(damage)}: {self._damaged} ({_cause(damage)}); a "
+                                f"symptom before it: {exc}") from None
+
     def _parse(self, lines, usecols, lineno):
-        text = [line.decode("utf-8", errors="replace") for line in lines]  # (a StringIO would take 4 bytes a character)
+        try:  # (a StringIO would take 4 bytes a character)
+            text = [line.decode("utf-8") for line in lines]
+        except UnicodeDecodeError:
+            text = [_decoded(line, self.path, i) for i, line in enumerate(lines, lineno + 1)]
+        if lineno == 0 and text and text[0].startswith("\ufeff"):  # the file's byte-order mark
+            text[0] = text[0][1:]
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "input contained no data": a block of comments
@@ -449,7 +649,7 @@ class _TextFile(DataFile):
         for i, line in enumerate(lines, lineno + 1):
             if not _is_data_line(line):
                 continue
-            fields = _fields(line, self.delimiter)
+            fields = _fields(_decoded(line, self.path, i), self.delimiter)
             if len(fields) != self._total:
                 return f"{self.path}, line {i}: {len(fields)} fields where the file has {self._total} columns"
             for j, x in enumerate(fields):
@@ -461,23 +661,46 @@ class _TextFile(DataFile):
         return None
 
 
+def _parquet_file(path):
+    """pyarrow's ParquetFile of path, verifying the checksums of its pages where it has them
+    (a pyarrow that cannot: without)."""
+    import inspect
+
+    import pyarrow.parquet as pq
+
+    if "page_checksum_verification" in inspect.signature(pq.ParquetFile).parameters:
+        return pq.ParquetFile(path, page_checksum_verification=True)
+    return pq.ParquetFile(path)
+
+
 class _ParquetFile(DataFile):
     kind = "parquet"
+    _damaged = "damaged or truncated Parquet data"
 
     def __init__(self, path, columns):
         super().__init__(path)
         try:
             import pyarrow as pa
-            import pyarrow.parquet as pq
         except ImportError:
             raise DataFileError(f"{path}: reading Parquet files needs pyarrow, which is not installed "
                                 "(pip install pyarrow)") from None
+        self._damage = (OSError, UnicodeDecodeError, pa.ArrowException)
         try:
-            pf = pq.ParquetFile(path)
-            schema = pf.schema_arrow
-            self.n_rows = int(pf.metadata.num_rows)
-        except (OSError, pa.ArrowException) as exc:
-            raise DataFileError(f"{path}: not a readable Parquet file ({exc})") from None
+            pf = _parquet_file(path)
+            try:
+                schema = pf.schema_arrow
+                meta = pf.metadata
+                self.n_rows = int(meta.num_rows)
+                groups = [int(meta.row_group(i).num_rows) for i in range(meta.num_row_groups)]
+            finally:
+                _close(pf)
+        except self._damage as exc:
+            raise DataFileError(f"{path}: not a readable Parquet file ({_cause(exc)})") from None
+        if sum(groups) != self.n_rows or min(groups, default=0) < 0:
+            raise DataFileError(f"{path}: damaged Parquet metadata: its row groups hold {sum(groups)} records, "
+                                f"its footer declares {self.n_rows}")
+        if self.n_rows == 0:
+            raise DataFileError(f"{path}: holds no records")
         names = list(schema.names)
 
         def numeric(t):
@@ -499,14 +722,19 @@ class _ParquetFile(DataFile):
         self.column_names = list(self._names)
         self.n_columns = len(picked)
 
-    def blocks(self, block_bytes=BLOCK_BYTES):
-        import pyarrow.parquet as pq
-
+    def _blocks(self, block_bytes):
         step = self._rows_per_block(block_bytes, 8 * self.n_columns)
         first, n = 0, max(self.n_rows, 1)
-        pf = pq.ParquetFile(self.path)
+        pf = _parquet_file(self.path)
         try:
-            for batch in pf.iter_batches(batch_size=step, columns=self._names):
+            batches = pf.iter_batches(batch_size=step, columns=self._names)
+            while True:
+                self._where = f", after record {first - 1}" if first else ", at its first records"
+                batch = next(batches, None)
+                if batch is None:
+                    break
+                if first + batch.num_rows > self.n_rows:
+                    break  # more records than declared: refused below
                 X = np.empty((batch.num_rows, self.n_columns))
                 for j, col in enumerate(batch.columns):
                     if col.null_count:
@@ -516,9 +744,17 @@ class _ParquetFile(DataFile):
                 yield Block(X, first, min(1.0, (first + X.shape[0]) / n))
                 first += X.shape[0]
         finally:
-            close = getattr(pf, "close", None)
-            if close is not None:
-                close()
+            _close(pf)
+        if first != self.n_rows or batch is not None:
+            read = f"only {first}" if batch is None else f"at least {first + batch.num_rows}"
+            raise DataFileError(f"{self.path}: damaged Parquet data: {read} records read where its metadata "
+                                f"declares {self.n_rows}")
+
+
+def _close(pf):
+    close = getattr(pf, "close", None)  # (a ParquetFile of an old pyarrow has none)
+    if close is not None:
+        close()
 
 
 def _file_size(path):
