@@ -1018,6 +1018,173 @@ def _box_maps(data):
             assert all(close(sk.sums[k], sk_ref.sums[k]) for k in sk.sums)
 
 
+# ----------------------------------------------------------------------------- huge sizes (issue 33)
+
+#: The memory check_size sees during the huge_sizes target: every size it accepts is small.
+SIZE_MEMORY = 8 << 20
+
+
+@contextlib.contextmanager
+def memory_cap(nbytes=SIZE_MEMORY, headroom=2 << 30):
+    """check_size sees a machine of `nbytes` of memory, and (where the system has the limit,
+    Linux) the address space is capped `headroom` bytes above this process's: a size that
+    reached numpy unchecked fails at once (MemoryError, an example's failure) instead of
+    paging the machine. Both restored after (tests/test_sizes.py uses it too)."""
+    checks = importlib.import_module("pysketch._checks")
+    saved, limits = checks.total_memory, None
+    checks.total_memory = lambda: nbytes
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        with open("/proc/self/statm") as f:
+            cap = int(f.read().split()[0]) * resource.getpagesize() + headroom
+        resource.setrlimit(resource.RLIMIT_AS, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
+        limits = (soft, hard)
+    except (ImportError, OSError, ValueError):  # no such limit here: the memory check alone
+        pass
+    try:
+        yield
+    finally:
+        if limits is not None:
+            resource.setrlimit(resource.RLIMIT_AS, limits)
+        checks.total_memory = saved
+
+
+def sizes():
+    """Size arguments across 0..10^15 and beyond int64, negative, float, bool, numpy ints."""
+    big = st.integers(0, 10**15)
+    return st.one_of(big, st.integers(0, 64), st.integers(-10**15, -1), st.integers(0, 62).map(lambda e: 2**e),
+                     st.integers(0, 15).map(lambda e: 10**e),
+                     st.sampled_from((2**31 - 1, 2**31, 2**32 + 1, 2**53 + 1, 2**63 - 1, 2**63, 10**30)),
+                     big.map(np.int64), st.integers(0, 2**31 - 1).map(np.int32),
+                     st.floats(allow_nan=True, allow_infinity=True), st.sampled_from((1e12, 2.0, 0.5, -0.0)),
+                     st.booleans(), st.sampled_from((np.True_, "8", b"8", 8j)))
+
+
+_SX = np.random.default_rng(33).uniform(-1.0, 1.0, size=(6, 2))
+_SY = _SX.sum(axis=1)
+_LO, _HI = -np.ones(2), np.ones(2)
+
+
+def _size_calls():
+    """(label, the argument, its smallest value, call(v), ok(result, v): the property of a
+    result[, the memory check_size sees]) of the entry points whose size arguments reach an
+    allocation. A smaller memory where the time grows faster than the memory: the exact
+    noise samplers (some 25 us a value) and a Gram matrix's eigendecomposition."""
+    from pysketch import datasets
+    from pysketch.baselines import laplace_histogram
+    from pysketch.cluster import weighted_kmeans
+    from pysketch.decoders import mixture_kmeans
+    from pysketch.distances import PrivateJLTransformer
+    from pysketch.features import make_box_map
+    from pysketch.m2m import M2M, Domain
+    from pysketch.operators import FastJLOperator, SparseJLOperator
+    from pysketch.rfm import PrivateRFRegressor, RandomFeatures
+
+    fm = feature_map("complex", 2, 8)
+    hist = make_box_map("hist", _LO, _HI, n_bins=2).sketch(_SX)
+    return (
+        ("make_operator m", "m", 1, lambda v: pysketch.make_operator(2, v, "dense", random_state=0),
+         lambda r, v: (r.d, r.m) == (2, v) and finite(r.omega)),
+        ("make_operator d", "d", 1, lambda v: pysketch.make_operator(v, 3, random_state=0),
+         lambda r, v: (r.d, r.m) == (v, 3)),
+        ("fastfood m", "m", 1, lambda v: pysketch.StructuredOperator.draw(4, v, "fastfood", random_state=0),
+         lambda r, v: r.m == v and r.radii.shape == (v,)),
+        ("sjlt k", "k", 1, lambda v: SparseJLOperator.draw(4, v, 1, random_state=0),
+         lambda r, v: r.m == v and 0 <= r.rows.min() and r.rows.max() < v),
+        ("sjlt d", "d", 1, lambda v: SparseJLOperator.draw(v, 4, 2, random_state=0),
+         lambda r, v: r.d == v and r.rows.shape == (2, v)),
+        ("sjlt graph s", "s", 1, lambda v: SparseJLOperator.draw(3, 64, v, construction="graph", random_state=0),
+         lambda r, v: r.s == v and all(len(set(r.rows[:, j])) == v for j in range(3))),
+        ("fjlt k", "k", 1, lambda v: FastJLOperator.draw(4, v, 1.0, random_state=0), lambda r, v: r.m == v),
+        ("law sample m", "m", 1, lambda v: pysketch.GaussianLaw(1.0).sample(2, v, 0),
+         lambda r, v: r.shape == (2, v) and finite(r)),
+        ("law radii m", "m", 1, lambda v: pysketch.AdaptedRadiusLaw(1.0).radii(v, 2, 0),
+         lambda r, v: r.shape == (v,) and finite(r) and (r >= 0).all()),
+        ("feature map m", "m", 1, lambda v: pysketch.make_feature_map(2, v, random_state=0).transform(_SX),
+         lambda r, v: r.shape == (6, v) and close(np.abs(r), np.ones((6, v)))),
+        ("hist n_bins", "n_bins", 1, lambda v: make_box_map("hist", _LO, _HI, n_bins=v).sketch(_SX),
+         lambda r, v: r.sum.shape == (2 * v,) and r.sum.sum() == 12),
+        ("grid n_bins", "n_bins", 1, lambda v: make_box_map("grid", _LO, _HI, n_bins=v).sketch(_SX),
+         lambda r, v: r.sum.shape == (v * v,) and r.sum.sum() == 6),
+        ("race n_hashes", "n_hashes", 1,
+         lambda v: make_box_map("race", _LO, _HI, n_hashes=v, n_buckets=4, random_state=0).sketch(_SX),
+         lambda r, v: r.sum.shape == (4 * v,) and r.sum.sum() == 6 * v),
+        ("race n_buckets", "n_buckets", 1,
+         lambda v: make_box_map("race", _LO, _HI, n_hashes=3, n_buckets=v, random_state=0).sketch(_SX),
+         lambda r, v: r.sum.shape == (3 * v,) and r.sum.sum() == 18),
+        ("real n_frequencies", "n_frequencies", 1,
+         lambda v: make_box_map("real", _LO, _HI, n_frequencies=v, random_state=0).sketch(_SX),
+         lambda r, v: r.sum.shape == (2 * v,) and finite(r.sum) and np.abs(r.sum).max() <= 6),
+        ("sketch batch_size", "batch_size", 1, lambda v: fm.sketch(_SX, batch_size=v),
+         lambda r, v: close(r.sum, fm.sketch(_SX).sum) and r.count == 6),
+        ("accumulator buffer_rows", "buffer_rows", 1,
+         lambda v: _accumulated(pysketch.SketchAccumulator(fm, buffer_rows=v)),
+         lambda r, v: close(r.sum, fm.sketch(_SX).sum) and r.count == 6),
+        ("M2M n_synthetic", "n_synthetic", 1, lambda v: M2M(Domain.unit(2), n_synthetic=v, random_state=0).fit(hist),
+         lambda r, v: r.weights_.shape == (v,) and finite(r.weights_)),
+        ("Domain.sample n", "n", 1, lambda v: Domain.unit(2).sample(v, 0),
+         lambda r, v: r.shape == (v, 2) and ((0 <= r) & (r <= 1)).all()),
+        ("jl n_components", "n_components", 1,
+         lambda v: PrivateJLTransformer(v, sparsity=1, random_state=0).fit(_SX).transform(_SX[:1]),
+         lambda r, v: r.shape == (1, v) and finite(r), 64 << 10),
+        ("RandomFeatures n_frequencies", "n_frequencies", 1,
+         lambda v: RandomFeatures(2, v, frequency_std=1.0, random_state=0).transform(_SX),
+         lambda r, v: r.shape == (6, v) and finite(r) and (np.einsum("ij,ij->i", r, r) <= 2 + 1e-9).all()),
+        ("rf regressor n_frequencies", "n_frequencies", 1,
+         lambda v: PrivateRFRegressor(None, bounds=(_LO, _HI), target_bounds=(-2, 2), n_frequencies=v,
+                                      random_state=0).fit(_SX, _SY),
+         lambda r, v: r.coef_.shape == (2 * v + 1,) and finite(r.predict(_SX)), 1 << 20),
+        ("kmeans sketch_size", "sketch_size", 1,
+         lambda v: pysketch.CompressiveKMeans(2, sketch_size=v, kernel_scale=1.0, n_init=1, random_state=0).fit(_SX),
+         lambda r, v: r.sketch_size_ == v and r.cluster_centers_.shape == (2, 2) and finite(r.cluster_centers_)),
+        ("mixture_kmeans n_draws", "n_draws", 2,
+         lambda v: mixture_kmeans(_SX[:3], np.full(3, 0.1), np.ones(3), 2, n_draws=v, n_init=1, random_state=0),
+         lambda r, v: r[0].shape == (2, 2) and finite(r[0]) and close(r[1].sum(), 1.0)),
+        ("weighted_kmeans k", "k", 1, lambda v: weighted_kmeans(_SX, np.ones(6), v, n_init=1, random_state=0),
+         lambda r, v: r[0].shape == (v, 2) and close(r[1].sum(), 6.0)),
+        ("laplace_histogram bins", "bins", 1,
+         lambda v: laplace_histogram(_SX, (_LO, _HI), 1.0, bins=v, insecure_seed=0),
+         lambda r, v: [c.shape for c in r.counts] == [(v,), (v,)] and finite(r.counts), 64 << 10),
+        ("make_random10 n", "n", 1, lambda v: datasets.make_random10(v, 2, random_state=0)[0],
+         lambda r, v: r.shape == (v, 2) and ((0 <= r) & (r < 1)).all()),
+        ("make_gmm n", "n", 1, lambda v: datasets.make_gmm(v, 2, 2, separation=2.0, random_state=0)[0],
+         lambda r, v: r.shape == (v, 2) and finite(r)),
+        ("make_low_rank n", "n", 1, lambda v: datasets.make_low_rank(v, 4, 2, random_state=0),
+         lambda r, v: r.shape == (v, 4) and (np.linalg.norm(r, axis=1) <= 1.0).all()),
+    )
+
+
+def _accumulated(acc):
+    acc.update(_SX)
+    return acc.sketch()
+
+
+_SIZE_CALLS = []
+
+
+@target("huge_sizes")
+def _huge_sizes(data):
+    """A size argument drawn across 0..10^15 (and negative, float, bool, beyond int64) given
+    to an entry point that allocates for it, with check_size seeing a machine of 8 MiB: a
+    clear ValueError / TypeError naming the argument, or a correct result of that size
+    (every size it accepts is small); never MemoryError or another exception. A valid int up
+    to 16 is always accepted."""
+    if not _SIZE_CALLS:
+        _SIZE_CALLS.extend(_size_calls())
+    label, name, lo, call, ok, *cap = data.draw(st.sampled_from(_SIZE_CALLS), label="entry point")
+    v = data.draw(sizes(), label=name)
+    with memory_cap(*cap):
+        accepted, result = attempt(lambda: call(v), name)
+    valid = isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and lo <= v <= 2**63 - 1
+    if accepted:
+        assert valid, f"{label}: accepted {v!r}"
+        assert ok(result, int(v)), f"{label}: a wrong result for {name} = {v!r}"
+    else:
+        assert not (valid and v <= 16), f"{label}: refused {name} = {v!r}: {result}"
+
+
 # =========================================================================================
 # estimators
 # =========================================================================================
@@ -1932,3 +2099,108 @@ def _cli(data):
         assert "error" in err.getvalue(), err.getvalue()
     if code == 0 and command == "privatize" and argv[6] == "--epsilon":  # the drawn flag took `value`
         assert value in ("8", "0.5", "1", "1e300"), f"--epsilon {value!r} accepted"
+
+
+# ------------------------------------------------------------------ damaged compressed data files
+
+_DAMAGED_DIR = []
+try:
+    import pyarrow as _pa
+    import pyarrow.parquet as _pq
+except ImportError:  # pragma: no cover - pyarrow is optional
+    _pa = _pq = None
+#: The compressed kinds of data file written: gzipped CSV, .npz (deflated or stored members,
+#: each with its CRC-32) and Parquet (pages compressed or not, each with its CRC-32).
+DAMAGED_KINDS = ("csv.gz", "npz", "npz_stored") + (("parquet",) if _pq is not None else ())
+
+
+def _damaged_dir():
+    if not _DAMAGED_DIR:
+        _DAMAGED_DIR.append(tempfile.mkdtemp(prefix="pysketch-fuzz-damaged-"))
+    return _DAMAGED_DIR[0]
+
+
+def _write_data_file(kind, X, data, folder):
+    """X (float64, n x d) written as a file of `kind`; returns its path."""
+    import gzip
+
+    d = X.shape[1]
+    names = [f"c{j}" for j in range(d)]
+    if kind == "csv.gz":
+        path = os.path.join(folder, "x.csv.gz")
+        text = io.BytesIO()
+        header = data.draw(st.booleans(), label="header")
+        np.savetxt(text, X, delimiter=",", fmt="%.17g", header=",".join(names) if header else "", comments="")
+        with open(path, "wb") as f:
+            level = data.draw(st.sampled_from((1, 6, 9)), label="level")
+            f.write(gzip.compress(text.getvalue(), compresslevel=level, mtime=0))  # (the same bytes every run)
+    elif kind in ("npz", "npz_stored"):
+        path = os.path.join(folder, "x.npz")
+        cut = data.draw(st.integers(0, X.shape[0]), label="split")
+        arrays = {"a": X[:cut], "b": X[cut:]} if 0 < cut < X.shape[0] else {"a": X}
+        (np.savez_compressed if kind == "npz" else np.savez)(path, **arrays)
+    else:
+        path = os.path.join(folder, "x.parquet")
+        table = _pa.table({name: X[:, j] for j, name in enumerate(names)})
+        _pq.write_table(table, path, write_page_checksum=True,
+                        compression=data.draw(st.sampled_from(("none", "snappy", "zstd", "gzip")), label="codec"),
+                        row_group_size=data.draw(st.sampled_from((4, 16, 1000)), label="row_group_size"),
+                        use_dictionary=data.draw(st.booleans(), label="dictionary"))
+    return path
+
+
+def _damage(raw, data):
+    """The bytes of a file after 0 to 3 drawn damages: truncations, bit flips, bytes overwritten
+    (anywhere, or in the last 64 bytes, where the ZIP directory, gzip's trailer and Parquet's
+    footer are)."""
+    raw = bytearray(raw)
+    for _ in range(data.draw(st.sampled_from((1, 2, 3, 1, 2, 3, 1, 0)), label="n_damages")):
+        if not raw:
+            break
+        how = data.draw(st.sampled_from(("truncate", "flip", "byte", "flip_tail")), label="damage")
+        low = max(0, len(raw) - 64) if how == "flip_tail" else 0
+        at = data.draw(st.integers(low, len(raw) - 1), label="at")
+        if how == "truncate":
+            del raw[at:]
+        elif how == "byte":
+            raw[at] = data.draw(st.integers(0, 255), label="byte")
+        else:
+            raw[at] ^= 1 << data.draw(st.integers(0, 7), label="bit")
+    return bytes(raw)
+
+
+@target("damaged_data_files")
+def _damaged_data_files(data):
+    """A .csv.gz, .npz or .parquet file of random records, truncated or with bytes changed:
+    pysketch.files reads back the records exactly, or raises DataFileError naming the file;
+    never another exception, never other records."""
+    from pysketch.files import DataFileError, open_data
+
+    kind = data.draw(st.sampled_from(DAMAGED_KINDS), label="kind")
+    n, d = data.draw(st.integers(1, N_MAX), label="n"), data.draw(st.integers(1, 5), label="d")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    X = rng.standard_normal((n, d)) * 10.0 ** rng.integers(-5, 6, size=(n, d))
+    if data.draw(st.booleans(), label="specials"):
+        X.flat[rng.integers(0, X.size)] = data.draw(st.sampled_from((0.0, -0.0, 5e-324, 1e308, -1e-300)), label="v")
+    folder = _damaged_dir()
+    for name in os.listdir(folder):
+        os.remove(os.path.join(folder, name))
+    path = _write_data_file(kind, X, data, folder)
+    with open(path, "rb") as f:
+        raw = f.read()
+    damaged = _damage(raw, data)
+    with open(path, "wb") as f:
+        f.write(damaged)
+    block_bytes = data.draw(st.sampled_from((16, 100, 1 << 20)), label="block_bytes")
+    try:
+        src = open_data(path)
+        got = [np.array(block.data, dtype=np.float64) for block in src.blocks(block_bytes)]
+    except DataFileError as exc:
+        assert str(exc).startswith(path), f"the message does not start with the file: {exc}"
+        assert damaged != raw, f"an intact {kind} file refused: {exc}"
+        OUTCOMES[_current[0]]["DataFileError"] += 1
+        return
+    Y = np.concatenate(got) if got else np.zeros((0, d))
+    OUTCOMES[_current[0]]["ok" if damaged != raw else "intact"] += 1
+    assert Y.shape == X.shape and np.array_equal(Y, X) and np.array_equal(np.signbit(Y), np.signbit(X)), \
+        f"a damaged {kind} file read as other records without an error ({len(raw)} bytes, {len(damaged)} after)"

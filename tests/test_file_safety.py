@@ -16,7 +16,9 @@ The properties:
   file holds, appended data and a zip bomb are refused before anything of that size is
   allocated (tracemalloc's peak stays far below it);
 - object and structured arrays are refused and never unpickled;
-- a missing path raises FileNotFoundError, a directory IsADirectoryError;
+- a missing path raises FileNotFoundError, a directory IsADirectoryError; a save into a
+  missing folder (or onto a directory) raises the OS error naming the path given, never
+  the hidden temporary file;
 - no file of a private release holds its noise, its clean sum or a noise seed.
 """
 
@@ -536,6 +538,29 @@ def test_missing_files_and_directories_raise_the_os_errors(kinds, tmp_path, name
         kind.load(tmp_path / "missing.npz")
     with pytest.raises(IsADirectoryError, match="is a directory"):
         kind.load(tmp_path)
+
+
+@pytest.mark.parametrize("name", ("sketch", "private", "release", "kmeans", "m2m_linear"))
+def test_a_save_that_cannot_be_written_names_the_path_given_not_its_temporary_file(kinds, tmp_path, name):
+    # issue 33: save_model into a missing folder named the hidden .pysketch-XXXX.tmp
+    kind = kinds(name)
+    (tmp_path / "a_file").write_text("")
+    cases = [(tmp_path / "missing" / "out.npz", FileNotFoundError, "folder .*missing does not exist"),
+             (tmp_path / "a_file" / "out.npz", NotADirectoryError, "folder .*a_file is not a directory"),
+             (tmp_path, IsADirectoryError, "Is a directory")]
+    for target, error, reason in cases:
+        with pytest.raises(error) as info:
+            kind.save(kind.obj, target)
+        assert info.value.filename == str(target) and info.value.filename2 is None
+        assert ".pysketch-" not in str(info.value) and re.search(reason, str(info.value)), str(info.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]  # nothing written, no temporary file left
+
+
+def test_a_json_output_that_cannot_be_written_names_the_path_given(tmp_path):
+    target = tmp_path / "missing" / "out.json"
+    with pytest.raises(FileNotFoundError) as info:
+        write_json(target, "pysketch.test", 1, {"a": 1})
+    assert info.value.filename == str(target) and ".pysketch-" not in str(info.value)
 
 
 def test_an_oversize_json_file_is_refused_before_it_is_read(kinds, tmp_path, monkeypatch):

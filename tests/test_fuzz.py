@@ -64,6 +64,25 @@ def test_sizes_beyond_63_bits_name_the_argument():
         pysketch.empty_aligned(4, "not a dtype")
 
 
+def test_what_the_huge_sizes_target_found_names_the_argument_given(monkeypatch):
+    from pysketch import _checks
+    from pysketch.decoders import mixture_kmeans
+    from pysketch.features import make_box_map
+
+    monkeypatch.setattr(_checks, "total_memory", lambda: 8 << 20)
+    # n_buckets = 174759 with 3 hashes was refused naming n_hashes alone: the product names both,
+    # and n_buckets too large for one hash is named alone
+    with pytest.raises(ValueError, match="^n_hashes = 3 would need .* n_buckets = 174759 buckets"):
+        make_box_map("race", [-1, -1], [1, 1], n_hashes=3, n_buckets=174759)
+    with pytest.raises(ValueError, match="^n_buckets = 699036 would need"):
+        make_box_map("race", [-1, -1], [1, 1], n_hashes=3, n_buckets=174759 * 4)
+    fm = pysketch.make_feature_map(2, 8, random_state=0)
+    with pytest.raises(ValueError, match="^batch_size must be an int"):  # accepted when the rows were buffered
+        fm.sketch(np.zeros((3, 2)), batch_size=2**63)
+    with pytest.raises(ValueError, match="^n_draws must be an int >= 2"):  # "k must be <= n" before
+        mixture_kmeans(np.eye(3, 2), np.ones(3), np.ones(3), 2, n_draws=1)
+
+
 def test_a_sketch_sum_of_strings_names_the_sum():
     fm = _map()
     with pytest.raises(TypeError, match="sum"):

@@ -99,10 +99,15 @@ def replace_when_done(path, before_replace=None):
     call ``before_replace()`` (if given; it may raise to cancel) and move the temporary
     file onto `path` (os.replace: atomic on one file system). On any exception, including
     KeyboardInterrupt, the temporary file is removed and `path` is left untouched. The new
-    file gets the permissions a plain ``open(path, "w")`` would give it."""
+    file gets the permissions a plain ``open(path, "w")`` would give it. An OSError on the
+    temporary file (a missing or read-only folder, a full disk, `path` a directory) names
+    `path`, the file the caller asked for, never the hidden temporary one."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".pysketch-", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".pysketch-", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise _naming_target(exc, path, folder) from None
     os.close(fd)
     try:
         yield tmp
@@ -112,9 +117,23 @@ def replace_when_done(path, before_replace=None):
         if before_replace is not None:
             before_replace()
         os.replace(tmp, path)
+    except OSError as exc:
+        if tmp not in (exc.filename, exc.filename2):
+            raise
+        raise _naming_target(exc, path, folder) from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def _naming_target(exc, path, folder):
+    """exc (an OSError about the temporary file of a save to `path`) as the same error
+    about `path`: its folder missing or not a folder said as such."""
+    reason = exc.strerror or str(exc)
+    if isinstance(exc, (FileNotFoundError, NotADirectoryError)) and not os.path.isdir(folder):
+        reason += f" (its folder {folder} does not exist)" if not os.path.lexists(folder) else \
+            f" (its folder {folder} is not a directory)"
+    return type(exc)(exc.errno, reason, path)
 
 
 def write(path, format, version, meta, arrays):

@@ -1,7 +1,9 @@
-"""Argument checks shared by the Python modules (one wording everywhere)."""
+"""Argument checks shared by the Python modules (one wording everywhere), and the one check
+of size-like arguments against the machine's memory (`check_size`)."""
 
 import math
 import numbers
+import os
 
 import numpy as np
 
@@ -23,6 +25,85 @@ def check_int(value, name, minimum=1):
 
 #: The largest size or count the checks accept (numpy's index type, int64).
 MAX_INT = 2**63 - 1
+#: The largest index of the C++ core's int32 tables (one-hot positions, sparse JL rows).
+MAX_INT32 = 2**31 - 1
+#: The machine's memory assumed when the operating system does not tell it (no
+#: os.sysconf('SC_PHYS_PAGES'), e.g. on Windows): 1 TiB, more than a workstation holds, so
+#: that only sizes no machine could hold are refused there.
+FALLBACK_MEMORY = 1 << 40
+
+
+def total_memory():
+    """The machine's physical memory in bytes: os.sysconf's SC_PHYS_PAGES times
+    SC_PAGE_SIZE (a microsecond), or None when the system does not give it."""
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):  # no sysconf, or no such name here
+        return None
+    return total if total > 0 else None
+
+
+def available_memory():
+    """The memory available now in bytes, for messages: MemAvailable of /proc/meminfo
+    (Linux: free memory plus the caches the kernel can drop), else os.sysconf's
+    SC_AVPHYS_PAGES pages (free memory only), else None."""
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024  # in kB
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _bytes(n):
+    """n bytes, exactly and in binary units: '8,000,000,000,000 bytes (7.28 TiB)'."""
+    size, unit = float(n), "bytes"
+    for name in ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if size < 1024:
+            break
+        size, unit = size / 1024, name
+    return f"{n:,} bytes" + (f" ({size:.3g} {unit})" if unit != "bytes" else "")
+
+
+def check_size(value, name, *, minimum=1, maximum=MAX_INT, why="", nbytes=None, what=""):
+    """A size-like argument (a number of frequencies, bins, hashes, points, rows,
+    restarts...) checked before anything is allocated for it: an int (Python or numpy; not
+    bool, not float) in [minimum, maximum], returned as int, whose memory is one the
+    machine can hold. `why` says where the maximum comes from (" (int32 indices)").
+
+    nbytes: the bytes the caller will allocate for this value (computed from the shapes it
+    allocates, other sizes at their given values), a number or a function of the checked
+    int; `what` says what they hold ("for the (d, m) frequencies"). They are refused when
+    they exceed the machine's total physical memory (`total_memory`). Not the memory
+    available now: that changes from one second to the next with the other programs
+    running, the kernel frees caches and swaps for a large request, and refusing an
+    ordinary size on a loaded machine would be wrong; no program can hold more than the
+    whole memory at once, so a size beyond it is a mistake on any machine (between the
+    two, numpy's own MemoryError may still come, as above a container's memory limit,
+    which is not read). Where the system does not tell its memory, FALLBACK_MEMORY (1 TiB)
+    stands for it.
+
+    TypeError for what is not an integer; ValueError naming the argument and what is
+    allowed: the range, or the value, the bytes it would need and the memory there is."""
+    value = check_int(value, name, minimum)
+    if value > maximum:
+        raise ValueError(f"{name} must be an int in [{minimum}, {maximum}]{why}; got {value}")
+    if nbytes is not None:
+        need = int(nbytes(value) if callable(nbytes) else nbytes)
+        total = total_memory()
+        if need > (FALLBACK_MEMORY if total is None else total):
+            has = (f"the {_bytes(FALLBACK_MEMORY)} assumed where the system does not tell its memory"
+                   if total is None else f"this machine's {_bytes(total)}")
+            available = available_memory()
+            now = "" if available is None else f", {_bytes(available)} available now"
+            raise ValueError(f"{name} = {value} would need {_bytes(need)} of memory{' ' + what if what else ''}, "
+                             f"more than {has}{now}: use a smaller {name}")
+    return value
 
 
 def cast_real(A, dtype, name):

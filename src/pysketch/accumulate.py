@@ -22,12 +22,12 @@ separate accumulators (and feature maps) sketch in parallel from Python threads.
 
 import collections.abc
 import mmap
-import numbers
 import threading
 
 import numpy as np
 
 from . import _core
+from ._checks import check_size
 from ._random import as_generator
 from ._state import FEATURE_MAPS
 from .blocks import as_dask_array, is_dask_collection, map_reduce
@@ -82,12 +82,12 @@ class SketchAccumulator:
             batch_size = max(1, (8 << 20) // (d * item))
         if buffer_rows is None:
             buffer_rows = max(1, min(256, (256 << 10) // (d * item)))
-        for name, value in (("batch_size", batch_size), ("buffer_rows", buffer_rows)):
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        batch_size = check_size(batch_size, "batch_size")  # its memory: per update, at most the rows given
+        buffer_rows = check_size(buffer_rows, "buffer_rows", nbytes=lambda v: v * d * item,
+                                 what=f"for a buffer of {d} columns")
         self.feature_map = feature_map
-        self.batch_size = int(batch_size)
-        self.buffer_rows = int(buffer_rows)
+        self.batch_size = batch_size
+        self.buffer_rows = buffer_rows
         self._buffer = np.empty((self.buffer_rows, d), feature_map.input_dtype)
         # (accumulators, records sketched, records buffered): replaced by one assignment per
         # step (_commit), never modified in place, so an interrupted step changes nothing
@@ -233,6 +233,9 @@ class SketchAccumulator:
         """Add the rows of A into accs batch by batch; returns the number of rows."""
         self._check_batch(A)
         dtype = self.feature_map.input_dtype
+        # a batch is copied in the map's dtype (a memmap's rows are read): refused before
+        check_size(self.batch_size, "batch_size", nbytes=min(self.batch_size, A.shape[0]) * A.shape[1] * dtype.itemsize,
+                   what=f"for a batch of the {A.shape[0]} rows of X")
         for start in range(0, A.shape[0], self.batch_size):
             rows = A[start : start + self.batch_size]
             with np.errstate(over="ignore"):  # beyond a float32 map's range: reported below

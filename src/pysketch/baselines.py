@@ -69,8 +69,9 @@ from fractions import Fraction
 import numpy as np
 from scipy import linalg, optimize, special
 
-from ._checks import check_array, check_bounds, check_int, check_positive, check_relation
+from ._checks import check_array, check_bounds, check_int, check_positive, check_relation, check_size
 from ._random import as_generator
+from .cluster import CHUNK_VALUES
 from .metrics import assign
 from .privacy.accountant import charge
 from .privacy.mechanisms import (GRID_BITS, Gaussian, Laplace, check_delta, check_epsilon, noise_source,
@@ -137,6 +138,7 @@ class DPLloyd:
         eps = check_epsilon(self.epsilon)
         X = check_array(X)
         n, d = X.shape
+        _check_centres(k, d)
         lo, hi = check_bounds(self.bounds, d)
         outside = int(np.count_nonzero(((X < lo) | (X > hi)).any(axis=1)))
         if outside:
@@ -251,6 +253,7 @@ class EUGkM:
         relation = check_relation(self.neighbouring)
         X = check_array(X)
         n, d = X.shape
+        _check_centres(k, d)
         lo, hi = check_bounds(self.bounds, d)
         outside = int(np.count_nonzero(((X < lo) | (X > hi)).any(axis=1)))
         if outside:
@@ -346,6 +349,13 @@ def covariance_l2_sensitivity(d, neighbouring="add_remove", data_norm=1.0):
     relation = check_relation(neighbouring)
     r2 = check_positive(data_norm, "data_norm") ** 2
     return r2 if relation == "add_remove" else math.sqrt(2.0) * r2
+
+
+def _check_centres(k, d):
+    """n_clusters = k against the memory of k centres of d coordinates (their sums, noisy
+    copies and counts) and a chunk of distances to them, before anything is charged."""
+    check_size(k, "n_clusters", nbytes=lambda v: v * (d * 8 * 4 + 16) + 16 * CHUNK_VALUES,
+               what=f"for centres of d = {d} coordinates")
 
 
 def _check_components(n_components, d):
@@ -966,15 +976,18 @@ def _check_edges(edges, d):
 
 def _check_bins(bins, d):
     """A tuple of d ints >= 1 from an int or a sequence of d ints."""
+    def check(b):  # the edges, counts, noisy counts, fractions and their sums of one column
+        return check_size(b, "bins", nbytes=lambda v: (v + 1) * 8 * 6, what="for the edges and counts of a column")
+
     if isinstance(bins, numbers.Integral) and not isinstance(bins, (bool, np.bool_)):
-        return (check_int(bins, "bins"),) * d
+        return (check(bins),) * d
     try:
         items = list(bins)
     except TypeError:
         raise TypeError(f"bins must be an int >= 1 or a sequence of d = {d} such ints, got {bins!r}") from None
     if len(items) != d:
         raise ValueError(f"bins must be an int or hold one int per column (d = {d}), got {len(items)}")
-    return tuple(check_int(b, "bins") for b in items)
+    return tuple(check(b) for b in items)
 
 
 def _bin_indices(x, e):

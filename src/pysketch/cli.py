@@ -117,6 +117,24 @@ def main(argv=None):
     return code
 
 
+#: The library's names of the sizes the command line passes on, and the options they come from:
+#: a refusal of the library (pysketch._checks.check_size) is prefixed with the option.
+SIZE_FLAGS = {"m": "--sketch-size", "n_frequencies": "--sketch-size", "sketch_size": "--sketch-size",
+              "n_bins": "--bins", "bins": "--bins", "n_hashes": "--hashes", "n_buckets": "--buckets",
+              "n_synthetic": "--n-synthetic", "n_init": "--n-init", "n_clusters": "--k", "n_components": "--k"}
+
+
+def _with_flag(exc):
+    """The message of exc, prefixed with the command-line option when it is a ValueError
+    about one of the library's sizes (``m = 10^12 would need ...`` -> ``--sketch-size: m = ...``)."""
+    text = str(exc)
+    if isinstance(exc, (ValueError, _CommandError)):  # the refusal may follow the name of the file it was read from
+        size = re.search(r"(?:^|: )([a-z_]+) (?:= \d|must be an int)", text)
+        if size and size.group(1) in SIZE_FLAGS:
+            return f"{SIZE_FLAGS[size.group(1)]}: {text}"
+    return text
+
+
 def _closed_pipe():
     """The reader of standard output has gone (``pysketch info S.npz | head -2``): end quietly,
     as a Unix tool that SIGPIPE ends. Standard output is pointed at the null device, so that
@@ -145,7 +163,7 @@ def _main(argv):
         except BrokenPipeError:
             raise
         except (OSError, ValueError) as exc:  # a bad file or bad data: say so, no traceback
-            parser.exit(2, f"pysketch demo: error: {exc}\n")
+            parser.exit(2, f"pysketch demo: error: {_with_flag(exc)}\n")
     if args.command == "info" and args.sketch is None:
         return _info(args.n or 1024, args.rows or 4096, args.repeat or 20)
     return _run(parser, args)
@@ -170,7 +188,7 @@ def _run(parser, args):
         raise
     except (_CommandError, DataFileError, SketchFileError, OSError, ValueError) as exc:
         _print_warnings(args.command, caught)
-        parser.exit(2, f"pysketch {args.command}: error: {exc}\n")
+        parser.exit(2, f"pysketch {args.command}: error: {_with_flag(exc)}\n")
     _print_warnings(args.command, caught)
     return code
 

@@ -19,7 +19,7 @@ import numpy as np
 from scipy import sparse
 
 from ._checks import check_int as _check_int
-from ._checks import real_array, real_rows
+from ._checks import check_size, real_array, real_rows
 from ._random import as_generator
 
 __all__ = ["CHUNK_VALUES", "assign", "check_chunk_size", "check_data", "check_matrix", "check_tol", "diagonal_gmm",
@@ -476,8 +476,9 @@ def kmeans_plus_plus(
     n_init = _check_int(n_init, "n_init")
     max_iter = _check_int(max_iter, "max_iter")
     tol = check_tol(tol)
-    if n_local_trials is not None:
-        n_local_trials = _check_int(n_local_trials, "n_local_trials")
+    if n_local_trials is not None:  # per step: the candidates, their potentials and a row of distances each
+        n_local_trials = check_size(n_local_trials, "n_local_trials", nbytes=lambda v: v * 8 * 6,
+                                    what="for the candidates of a seeding step")
     chunk_size = check_chunk_size(chunk_size)
     rng = as_generator(random_state)
     return kmeans(X, k, n_init, max_iter, tol, rng, chunk_size, n_local_trials)
@@ -520,7 +521,8 @@ def weighted_kmeans(points, weights, k, *, n_init=3, max_iter=300, tol=1e-4, ran
         raise ValueError(f"weights must be {n} finite numbers >= 0 (one per point), got shape {w.shape}")
     if not w.sum() > 0:
         raise ValueError("weights must not all be 0")
-    k = _check_int(k, "k")
+    # k centres, their weights and the distances of the points to them
+    k = check_size(k, "k", nbytes=lambda v: v * (d * 8 * 3 + 16 + n * 8), what=f"for centres of d = {d} coordinates")
     n_init = _check_int(n_init, "n_init")
     max_iter = _check_int(max_iter, "max_iter")
     tol = check_tol(tol)

@@ -21,6 +21,7 @@ from . import _core
 from ._base import BaseEstimator, ClusterMixin, DensityMixin, TransformerMixin, not_fitted_error
 from ._checks import check_array, check_bounds, check_relation, float_dtype
 from ._checks import check_int as _check_int
+from ._checks import check_size
 from ._random import as_generator
 from .accumulate import SketchAccumulator
 from .blocks import box_stats, check_records, column_bounds, is_dask_collection, map_blocks, map_reduce
@@ -79,6 +80,39 @@ class _CompressiveMixture(BaseEstimator):
     def _sketch_size(self, d):
         return self.sketch_size if self.sketch_size is not None else self._sketch_factor * self._n_atoms() * d
 
+    def _check_sizes(self, d, n=None, m=None):
+        """The sizes (validated) against the memory they imply for records of d features (n
+        of them; m: the size of a given sketch), refused before anything is read, allocated
+        or charged: the operator and the sketch of m frequencies, the decoder's k atoms on
+        them (and the candidates of a new one), the restarts' results, the pilot."""
+        from .operators import operator_bytes
+
+        given = m is not None
+
+        def fit_bytes(k, m):
+            drawn = 0 if given else operator_bytes(d, m, self.operator, np.dtype(self.dtype))
+            return drawn + 16 * m * (k + 8) + 32 * k * d
+
+        def size(k):  # the sketch's size for k atoms
+            return m if given else self.sketch_size if self.sketch_size is not None else self._sketch_factor * k * d
+
+        if self.sketch_size is not None and not given:  # alone first: a huge sketch_size is named as such
+            check_size(self.sketch_size, "sketch_size", nbytes=lambda v: fit_bytes(1, v),
+                       what=f"for its frequencies and the decoding, d = {d}")
+        if given:
+            sketch = f"the sketch's {m} frequencies"
+        elif self.sketch_size is not None:
+            sketch = f"sketch_size = {self.sketch_size} frequencies"
+        else:
+            sketch = f"the default sketch_size ({self._sketch_factor} k d frequencies)"
+        k = check_size(self._n_atoms(), self._n_atoms_name, nbytes=lambda v: fit_bytes(v, size(v)),
+                       what=f"for the atoms of the decoder on {sketch}, d = {d}")
+        check_size(self.n_init, "n_init", nbytes=lambda v: v * (8 + 8 * k * (d + 2)),
+                   what=f"for the results of the restarts (k = {k}, d = {d})")
+        if n is not None:
+            check_size(self.pilot_size, "pilot_size", minimum=2, nbytes=lambda v: min(v, n) * d * 16,
+                       what="for the pilot's records")
+
     def _scale(self, X, rng, pilot=None):
         ks = self.kernel_scale
         if not isinstance(ks, str):
@@ -131,6 +165,7 @@ class _CompressiveMixture(BaseEstimator):
         n, d = X.shape
         if n < self._n_atoms():
             raise ValueError(f"n_samples={n} should be >= {self._n_atoms_name}={self._n_atoms()}")
+        self._check_sizes(d, n)
         if n < 2 and isinstance(self.kernel_scale, str):
             raise ValueError(f"n_samples={n}: estimating the kernel scale needs at least 2 records; pass a number "
                              "as kernel_scale to sketch a single record")
@@ -440,6 +475,7 @@ class _CompressiveMixture(BaseEstimator):
             raise TypeError(f"sketch must be a pysketch.Sketch, got {type(sketch).__name__}")
         if sketch.count < 1:
             raise ValueError("the sketch is empty (count 0)")
+        self._check_sizes(sketch.feature_map.d, m=sketch.feature_map.m)
         rng = as_generator(self.random_state)
         operator = getattr(sketch.feature_map, "operator", None)  # None: a grid sketch
         self.kernel_scale_ = getattr(getattr(operator, "law", None), "sigma", None)
@@ -459,6 +495,7 @@ class _CompressiveMixture(BaseEstimator):
                              "pysketch.privacy.make_private, then call fit_sketch")
         X = check_records(X)
         if not hasattr(self, "_accumulator"):
+            self._check_sizes(X.shape[1], X.shape[0])
             rng = as_generator(self.random_state)
             sigma = self._scale(X, rng)
             self._rng = rng

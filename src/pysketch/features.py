@@ -34,7 +34,7 @@ import warnings
 import numpy as np
 
 from . import _core
-from ._checks import check_array, check_int, check_relation
+from ._checks import MAX_INT32, check_array, check_int, check_relation, check_size
 from ._random import as_generator
 from ._state import FEATURE_MAPS, Stateful
 from .accumulate import SketchAccumulator
@@ -793,7 +793,7 @@ class HistogramMap(OneHotMap):
                              f"{np.shape(lower)} and {np.shape(upper)}")
         if not (np.isfinite(lo).all() and np.isfinite(hi).all()) or not (hi > lo).all():
             raise ValueError("lower and upper must be finite with upper > lower in every coordinate")
-        self.n_bins = check_int(n_bins, "n_bins")
+        self.n_bins = _check_one_hot_size(n_bins, "n_bins", lo.size, f"for the counts of {lo.size} attributes")
         self.lower, self.upper = lo, hi
         self.dither = None
         self.kernel_dither = None
@@ -844,6 +844,15 @@ class HistogramMap(OneHotMap):
         return f"FeatureMap(kind='hist', d={self.d}, n_bins={self.n_bins})"
 
 
+def _check_one_hot_size(value, name, other, what, extra=0):
+    """The size `name` of a one-hot map of m = value * other features: int32 positions in
+    the core (m <= 2^31) and float64 counts (accumulated, then read as the sketch's sum;
+    `extra` bytes more per unit of value)."""
+    return check_size(value, name, maximum=min(MAX_INT32, max(1, (MAX_INT32 + 1) // other)),
+                      why=f" (the {other} x {name} features are int32 positions in the core)",
+                      nbytes=lambda v: v * (other * 2 * 8 + extra), what=what)
+
+
 #: The most cells a GridMap holds (n_bins ** d): its sketch is one float64 count per cell.
 MAX_GRID_CELLS = 1 << 24
 
@@ -885,8 +894,11 @@ class GridMap(OneHotMap):
         self.n_bins = check_int(n_bins, "n_bins")
         cells = self.n_bins ** lo.size
         if cells > MAX_GRID_CELLS:
-            raise ValueError(f"a grid of n_bins ** p = {self.n_bins} ** {lo.size} cells is more than MAX_GRID_CELLS "
-                             f"= {MAX_GRID_CELLS}: use fewer bins, or per-attribute histograms (kind 'hist')")
+            raise ValueError(f"n_bins = {self.n_bins}: a grid of n_bins ** p = {self.n_bins} ** {lo.size} cells is "
+                             f"more than MAX_GRID_CELLS = {MAX_GRID_CELLS}: use fewer bins, or per-attribute "
+                             "histograms (kind 'hist')")
+        # the counts (accumulated, then read as the sketch's sum)
+        check_size(self.n_bins, "n_bins", nbytes=cells * 16, what=f"for the counts of n_bins ** {lo.size} cells")
         self.projection = self.centre = None
         if (projection is None) != (centre is None):
             raise ValueError("projection and centre go together: give both or neither")
@@ -1010,7 +1022,8 @@ class RaceMap(OneHotMap):
 
     def __init__(self, operator, kind=None, dither=None, random_state=None, *, n_buckets=80, offset=None):
         super().__init__(operator, kind, dither, random_state)
-        self.n_buckets = check_int(n_buckets, "n_buckets")
+        self.n_buckets = _check_one_hot_size(n_buckets, "n_buckets", operator.m,
+                                             f"for the counts of {operator.m} hashes")
         if offset is None:
             offset = as_generator(random_state).uniform(0.0, 1.0, operator.m)
         b = np.array(offset, dtype=np.float64).reshape(-1)
@@ -1026,9 +1039,13 @@ class RaceMap(OneHotMap):
         units."""
         lo, hi = _box_arrays(lower, upper)
         width = _scales(width, lo.size, "width")
+        W = _check_one_hot_size(n_buckets, "n_buckets", 1, "for the counts of one hash")
+        # the hashes' Gaussian frequencies: drawn, scaled, and the dense copy the core reads
+        R = _check_one_hot_size(n_hashes, "n_hashes", W, f"for the frequencies and counts of n_buckets = {W} "
+                                "buckets per hash", extra=lo.size * 4 * 8)
         rng = as_generator(random_state)
-        omega = rng.standard_normal((lo.size, check_int(n_hashes, "n_hashes"))) / (width * (hi - lo))[:, None]
-        return cls(DenseOperator(omega), n_buckets=n_buckets, random_state=rng)
+        omega = rng.standard_normal((lo.size, R)) / (width * (hi - lo))[:, None]
+        return cls(DenseOperator(omega), n_buckets=W, random_state=rng)
 
     @property
     def input_dtype(self):
@@ -1206,9 +1223,12 @@ def _scales(value, d, name):
 def _fourier_from_box(cls, lower, upper, *, n_frequencies=100, sigma=1.0, random_state=None):
     lo, hi = _box_arrays(lower, upper)
     sig = _scales(sigma, lo.size, "sigma")
+    # the draw of the (d, m) frequencies, their scaled copy, the radii, dither and sums
+    m = check_size(n_frequencies, "n_frequencies", nbytes=lambda v: v * (lo.size * 32 + 96),
+                   what=f"for a ({lo.size}, n_frequencies) matrix of frequencies and the sums")
     rng = as_generator(random_state)
     # Gaussian frequencies of kernel scale sigma_j in units of the box's side j
-    omega = GaussianLaw(1.0).sample(lo.size, check_int(n_frequencies, "n_frequencies"), rng)
+    omega = GaussianLaw(1.0).sample(lo.size, m, rng)
     omega = omega / (sig * (hi - lo))[:, None]
     return cls(DenseOperator(omega), random_state=rng)
 

@@ -48,6 +48,7 @@ import numpy as np
 from scipy import special
 
 from ._checks import check_int as _check_int
+from ._checks import check_size
 from ._random import as_generator
 
 __all__ = [
@@ -148,6 +149,10 @@ def _check_normalization(normalization):
 # ---------------------------------------------------------------------------------------
 
 
+#: Bytes per frequency of a radius draw and its temporaries (the memory check of sizes).
+_RADII_BYTES = 32
+
+
 def _uniform_directions(rng, dim, m):
     """A (dim, m) array of i.i.d. columns uniform on the unit sphere S^{dim-1}.
 
@@ -245,7 +250,7 @@ class FrequencyLaw(abc.ABC):
         -------
         ndarray of shape (m,), float64
         """
-        m = _check_int(m, "m")
+        m = check_size(m, "m", nbytes=lambda v: v * _RADII_BYTES, what="for the radii")
         dim = _check_int(dim, "dim")
         d = _check_data_dim(d, dim)
         rng = as_generator(random_state)
@@ -270,8 +275,9 @@ class FrequencyLaw(abc.ABC):
         -------
         ndarray of shape (d, m), float64
         """
-        d = _check_int(d, "d")
-        m = _check_int(m, "m")
+        d = check_size(d, "d", nbytes=lambda v: v * 16 + _RADII_BYTES, what="for the frequencies")
+        m = check_size(m, "m", nbytes=lambda v: v * (d * 16 + _RADII_BYTES),
+                       what=f"for the ({d}, m) matrix of frequencies")
         rng = as_generator(random_state)
         radii = self._radii(m, d, d, rng)
         omega = _uniform_directions(rng, d, m)
@@ -622,8 +628,8 @@ class OrthonormalBasesLaw(FrequencyLaw):
         with its columns multiplied by the signs of the diagonal of R: this makes Q Haar
         distributed (the sign convention of LAPACK alone does not).
         """
-        d = _check_int(d, "d")
-        m = _check_int(m, "m")
+        d = check_size(d, "d", nbytes=lambda v: v * v * 32, what="for one orthonormal basis and its QR factors")
+        m = check_size(m, "m", nbytes=lambda v: v * d * 32, what=f"for the ({d}, m) bases and their QR factors")
         if m % d:
             raise ValueError(
                 f"m must be a multiple of d for a union of orthonormal bases; got m={m}, d={d}"

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from . import _core
+from ._checks import check_size
 
 __all__ = ["empty_aligned", "fwht"]
 
@@ -309,6 +310,8 @@ def empty_aligned(shape, dtype=np.float64, *, alignment=_ALIGNMENT):
         raise TypeError(f"dtype must be a numpy dtype, got {dtype!r}") from None
     if math.prod(dims) * dtype.itemsize > 2**62:
         raise ValueError(f"shape {dims} of {dtype} is larger than any array can be (more than 2**62 bytes)")
+    check_size(max(dims, default=0), "shape", minimum=0, nbytes=math.prod(dims) * dtype.itemsize + 4096,
+               what=f"for an array of shape {dims} of {dtype}")
     if dtype.hasobject:
         raise TypeError(f"dtype must not hold Python objects, got {dtype}")
     if isinstance(alignment, (bool, np.bool_)):

@@ -77,6 +77,7 @@ from scipy import optimize
 
 from . import cluster
 from ._checks import check_int as _check_int
+from ._checks import check_size
 from ._random import as_generator
 from .features import make_feature_map
 from .pilot import DEFAULT_PILOT_SIZE, draw_pilot, sample_pilot
@@ -417,6 +418,8 @@ def _sketch_sigma2(Z, var, m0, n_iter, n_boxes, law, rng):
     """Keriven et al.'s iterations on a standardized pilot Z; returns (sigma2, history,
     at_bound) in the units of Z."""
     d = Z.shape[1]
+    # a dense (d, m0) operator, its radii, the sketch and the boxes' maxima
+    check_size(m0, "m0", nbytes=lambda v: v * (d * 24 + 64), what=f"for frequencies of d = {d} coordinates")
     # Initial value: uniform in [0.3, 1.6] times the per-coordinate variance of the pilot
     # (pycle draws U[0.3, 1.6] for standardized data, i.e. var = 1).
     sigma2 = float(rng.uniform(*_INITIAL_RANGE)) * var

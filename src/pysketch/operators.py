@@ -29,7 +29,7 @@ import numbers
 import numpy as np
 
 from . import _core
-from ._checks import MAX_INT, cast_real
+from ._checks import MAX_INT, MAX_INT32, cast_real, check_size
 from ._checks import real_array as _real_array
 from ._random import as_generator
 from ._state import Registry, Stateful
@@ -38,7 +38,7 @@ from .hadamard import output_array
 
 __all__ = ["FrequencyOperator", "DenseOperator", "StructuredOperator", "make_operator", "STRUCTURED_KINDS",
            "SparseJLOperator", "SparseJLBlock", "SparseJLGraph", "polynomial_hash", "draw_hash_coefficients",
-           "MERSENNE61", "FastJLOperator",
+           "MERSENNE61", "FastJLOperator", "operator_bytes",
            "spectral_norm_sq_bound", "column_norm_sq_bound"]
 
 STRUCTURED_KINDS = ("r3", "gr2", "fastfood")
@@ -95,6 +95,7 @@ class FrequencyOperator(Stateful):
 
     kind = None
     _registry = OPERATORS
+    _m_name = "m"  # what the number of frequencies is called in messages
 
     def __init__(self, d, m, dtype, law):
         self.d = d
@@ -111,6 +112,8 @@ class FrequencyOperator(Stateful):
         X is converted to the operator's dtype. NaN or infinite values raise ValueError.
         """
         X2, single = self._rows(X, self.d, "X")
+        if out is None:
+            self._check_output(X2.shape[0], self.m, self._m_name, "X")
         res = self._output(out, (X2.shape[0], self.m), single, "out")
         if X2.shape[0]:
             with np.errstate(over="ignore", invalid="ignore"):
@@ -124,6 +127,8 @@ class FrequencyOperator(Stateful):
     def adjoint(self, V, out=None):
         """Omega v for every row v of V: returns ``V @ Omega.T``, shape (n, d) (or (d,))."""
         V2, single = self._rows(V, self.m, "V")
+        if out is None:
+            self._check_output(V2.shape[0], self.d, "d", "V")
         res = self._output(out, (V2.shape[0], self.d), single, "out")
         if V2.shape[0]:
             self._adjoint(V2, res)
@@ -244,6 +249,12 @@ class FrequencyOperator(Stateful):
             raise ValueError(f"{name} must not contain NaN or infinity")
         return A, single
 
+    def _check_output(self, n, width, name, rows):
+        """The (n, width) result of a product refused before it is allocated when no machine
+        could hold it (naming the operator's size `name` and the rows of the input)."""
+        check_size(width, name, nbytes=n * width * self.dtype.itemsize,
+                   what=f"for the products of the {n} rows of {rows}")
+
     def _output(self, out, shape, single, name):
         if out is None:
             # from 64 KiB on, on a cache-line boundary: the structured transforms store
@@ -305,8 +316,10 @@ class DenseOperator(FrequencyOperator):
     @classmethod
     def draw(cls, d, m, law, random_state=None, dtype=np.float64):
         """Draw Omega from `law` (radius x uniform direction for each column)."""
-        d = _check_positive_int(d, "d")
-        m = _check_positive_int(m, "m")
+        dt = _check_dtype(dtype)
+        d = check_size(d, "d", nbytes=lambda v: operator_bytes(v, 1, "dense", dt), what="for the frequencies")
+        m = check_size(m, "m", nbytes=lambda v: operator_bytes(d, v, "dense", dt),
+                       what=f"for the ({d}, m) matrix of frequencies")
         if not isinstance(law, FrequencyLaw):
             raise TypeError(f"law must be a FrequencyLaw, got {type(law).__name__}")
         omega = law.sample(d, m, as_generator(random_state))
@@ -352,6 +365,11 @@ class DenseOperator(FrequencyOperator):
 
 
 OPERATORS.register("dense", DenseOperator)
+
+
+def _padded(d):
+    """d_p = 2^ceil(log2 d), the padded dimension of the fast transforms."""
+    return 1 << max(0, (d - 1).bit_length())
 
 
 def _cache_line_aligned(v):
@@ -400,8 +418,12 @@ class StructuredOperator(FrequencyOperator):
         R3, Gaussian for GR2; none for Fastfood), the permutations (Fastfood), then the m
         radii.
         """
-        d = _check_positive_int(d, "d")
-        m = _check_positive_int(m, "m")
+        d = check_size(d, "d", nbytes=lambda v: operator_bytes(v, 1, "r3"),
+                       what="for one block of d_p = 2^ceil(log2 d) frequencies")
+        log_dp = max(0, math.ceil(math.log2(d)))
+        dp = 1 << log_dp
+        m = check_size(m, "m", nbytes=lambda v: operator_bytes(d, v, "r3"),
+                       what=f"for the blocks of d_p = {dp} frequencies")
         if kind not in STRUCTURED_KINDS:
             raise ValueError(f"kind must be one of {STRUCTURED_KINDS}, got {kind!r}")
         law = GaussianLaw(1.0) if law is None else law
@@ -409,8 +431,6 @@ class StructuredOperator(FrequencyOperator):
             raise TypeError(f"law must be a FrequencyLaw, got {type(law).__name__}")
         dt = _check_dtype(dtype)
         rng = as_generator(random_state)
-        log_dp = max(0, math.ceil(math.log2(d)))
-        dp = 1 << log_dp
         blocks = -(-m // dp)
         width = blocks * dp
 
@@ -648,6 +668,20 @@ def make_operator(d, m, kind="auto", law=None, *, random_state=None, dtype=np.fl
     raise ValueError(f"kind must be 'auto', 'dense' or one of {STRUCTURED_KINDS}, got {kind!r}")
 
 
+def operator_bytes(d, m, kind="auto", dtype=np.float64):
+    """The bytes that drawing and holding make_operator(d, m, kind, dtype=dtype) takes, for
+    the memory checks of the sizes that set d and m (pysketch._checks.check_size): a dense
+    Omega is drawn in float64 (directions and radii) and kept in dtype; a structured one
+    keeps per column of its padded blocks three diagonals, post, radii and a permutation,
+    and draws the radii (7 float64 in all)."""
+    if kind == "auto":
+        kind = "r3" if d >= AUTO_STRUCTURED_MIN_D else "dense"
+    if kind == "dense":
+        return d * m * (16 + np.dtype(dtype).itemsize)
+    dp = _padded(d)
+    return -(-m // dp) * dp * 7 * 8
+
+
 # ---------------------------------------------------------------------------------------------
 # Johnson-Lindenstrauss operators for private distances (issue 18; notes seed002). As every
 # operator here they are Omega = S^T (d x k): `apply(X)` gives the rows S x.
@@ -719,9 +753,10 @@ class SparseJLOperator(FrequencyOperator):
     """
 
     construction = None
+    _m_name = "k"
 
     def __init__(self, rows, signs, k, *, independence=None):
-        k = _check_positive_int(k, "k")
+        k = check_size(k, "k", maximum=MAX_INT32, why=" (rows are int32 indices)")
         rows = np.ascontiguousarray(rows, dtype=np.int32)
         signs = np.ascontiguousarray(signs, dtype=np.int8)
         if rows.ndim != 2 or rows.shape != signs.shape or rows.size == 0:
@@ -738,16 +773,27 @@ class SparseJLOperator(FrequencyOperator):
 
     @classmethod
     def draw(cls, d, k, s, construction="block", independence=4, random_state=None):
-        d = _check_positive_int(d, "d")
-        k = _check_positive_int(k, "k")
+        # the tables: rows (int32), signs (int8) and values (float64) of s entries per column,
+        # the hashes' uint64 temporaries of one column and their 2 s coefficients (block); k
+        # is an int32 row index
+        if construction not in ("block", "graph"):
+            raise ValueError(f"construction must be 'block' or 'graph', got {construction!r}")
+        block = construction == "block"
+        if block:
+            independence = check_size(independence, "independence", nbytes=lambda v: 2 * v * 8,
+                                      what="for the coefficients of a hash")
+        per_row = 2 * independence * 8 if block else 0
+        d = check_size(d, "d", nbytes=lambda v: v * (13 + 32) + per_row, what="for the tables of the columns")
+        k = check_size(k, "k", maximum=MAX_INT32, why=" (rows are int32 indices)")
         s = _check_positive_int(s, "s")
         if s > k:
             raise ValueError(f"s must be <= k, got s = {s} > k = {k}")
+        s = check_size(s, "s", nbytes=lambda v: d * (13 * v + 32) + v * per_row,
+                       what=f"for the tables of d = {d} columns and the hashes")
         rng = as_generator(random_state)
-        if construction == "block":
+        if block:
             if k % s:
                 raise ValueError(f"the block construction needs s to divide k, got k = {k}, s = {s}")
-            independence = _check_positive_int(independence, "independence")
             coef = draw_hash_coefficients(2 * s, independence, rng)
             j = np.arange(d, dtype=np.uint64)
             B = k // s
@@ -757,14 +803,15 @@ class SparseJLOperator(FrequencyOperator):
                 rows[r] = r * B + (polynomial_hash(coef[2 * r], j) % np.uint64(B)).astype(np.int64)
                 signs[r] = 1 - 2 * (polynomial_hash(coef[2 * r + 1], j) & np.uint64(1)).astype(np.int8)
             return SparseJLBlock(rows, signs, k, independence=independence)
-        if construction == "graph":
-            rows = np.empty((s, d), np.int32)
-            for start in range(0, d, 1 << 16):  # s distinct rows per column: the first s of a random order
-                stop = min(d, start + (1 << 16))
-                rows[:, start:stop] = np.argsort(rng.random((stop - start, k)), axis=1)[:, :s].T
-            signs = (1 - 2 * rng.integers(0, 2, size=(s, d))).astype(np.int8)
-            return SparseJLGraph(rows, signs, k)
-        raise ValueError(f"construction must be 'block' or 'graph', got {construction!r}")
+        # graph: s distinct rows of k per column from a random order of k, 2^16 columns at a time
+        check_size(k, "k", maximum=MAX_INT32, nbytes=min(d, 1 << 16) * k * 16,
+                   what=f"for the random orders of the graph construction ({min(d, 1 << 16)} columns at a time)")
+        rows = np.empty((s, d), np.int32)
+        for start in range(0, d, 1 << 16):  # s distinct rows per column: the first s of a random order
+            stop = min(d, start + (1 << 16))
+            rows[:, start:stop] = np.argsort(rng.random((stop - start, k)), axis=1)[:, :s].T
+        signs = (1 - 2 * rng.integers(0, 2, size=(s, d))).astype(np.int8)
+        return SparseJLGraph(rows, signs, k)
 
     @property
     def k(self):
@@ -792,6 +839,8 @@ class SparseJLOperator(FrequencyOperator):
             data = A.data if A.data.dtype in (np.float32, np.float64) else A.data.astype(np.float64)
             if not np.isfinite(data).all():
                 raise ValueError("X must not contain NaN or infinity")
+            if out is None:
+                self._check_output(A.shape[0], self.m, self._m_name, "X")
             res = self._output(out, (A.shape[0], self.m), False, "out")
             _core.sjlt_apply_csr(A.indptr, A.indices, data, self.d, self.rows, self.vals, res)
             return res
@@ -881,6 +930,7 @@ class FastJLOperator(FrequencyOperator):
     """
 
     kind = "fjlt"
+    _m_name = "k"
 
     def __init__(self, d, signs, P, *, q):
         from scipy import sparse
@@ -916,11 +966,14 @@ class FastJLOperator(FrequencyOperator):
     def draw(cls, d, k, q, random_state=None):
         from scipy import sparse
 
-        d = _check_positive_int(d, "d")
-        k = _check_positive_int(k, "k")
+        # per entry of the (k, d_p) draw of P: a float64 uniform, the mask, and up to q of the
+        # entries' indices, values and sparse tables; the padded signs
+        per = 64
+        d = check_size(d, "d", nbytes=lambda v: _padded(v) * (per + 8), what="for the padded d_p = 2^ceil(log2 d)")
+        dp = _padded(d)
+        k = check_size(k, "k", nbytes=lambda v: v * dp * per, what=f"for the (k, d_p) draw of P, d_p = {dp}")
         if isinstance(q, (bool, np.bool_)) or not isinstance(q, numbers.Real) or not 0 < q <= 1:
             raise ValueError(f"q must be a number in (0, 1], got {q!r}")
-        dp = 1 << max(0, math.ceil(math.log2(d)))
         if q < 9.0 / (dp + 9.0):
             import warnings
 

@@ -19,6 +19,7 @@ import numpy as np
 from ._base import BaseEstimator, TransformerMixin, not_fitted_error
 from ._checks import check_array, check_relation, float_dtype
 from ._checks import check_int as _check_int
+from ._checks import check_size
 from ._random import as_generator
 from .accumulate import SketchAccumulator
 from .blocks import check_records, is_dask_collection, map_blocks, map_reduce
@@ -200,6 +201,27 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         m = self.sketch_size if self.sketch_size is not None else (2 if self.epsilon is not None else 10) * k * d
         return -(-m // block) * block
 
+    def _check_sizes(self, d, k, m=None):
+        """sketch_size (when given; m: the size of a given sketch) and n_components against
+        the memory they imply for d features, refused before anything is charged: the
+        operator, the sketch and the decoder's products Omega^T U of m frequencies with k
+        components, its L-BFGS history of kd floats."""
+        from .operators import operator_bytes
+
+        given = m is not None
+
+        def fit_bytes(k, m):
+            drawn = 0 if given else operator_bytes(d, m, self._operator(d), np.dtype(self.dtype))
+            return drawn + 8 * m * (k + 4) + 8 * k * d * 24
+
+        if self.sketch_size is not None and not given:
+            check_size(self.sketch_size, "sketch_size", nbytes=lambda v: fit_bytes(1, v),
+                       what=f"for its frequencies and the decoding, d = {d}")
+        sketch = ("the sketch's" if given else "sketch_size =" if self.sketch_size is not None else
+                  "the default sketch_size of") + f" {m if given else self._sketch_size(d, k)} frequencies"
+        check_size(k, "n_components", nbytes=lambda v: fit_bytes(v, m if given else self._sketch_size(d, v)),
+                   what=f"for the decoding of {sketch}, d = {d}")
+
     def _make_map(self, d, k, centre, data_norm, rng):
         return make_feature_map(d, self._sketch_size(d, k), "quadratic", operator=self._operator(d),
                                 law=OrthonormalBasesLaw(), random_state=rng, dtype=np.dtype(self.dtype),
@@ -281,6 +303,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
 
             check_data_magnitude(float(np.max(np.abs(mean))), "X (its mean)")
         k = self._k(d, None if stream else X.shape[0])
+        self._check_sizes(d, k)
         fm = self._make_map(d, k, mean, self.data_norm, rng)
         t = time.perf_counter()
         acc = SketchAccumulator(fm, batch_size=self.batch_size)
@@ -302,6 +325,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         else:
             d, batches = X.shape[1], X
         k = self._k(d, None if stream else X.shape[0])
+        self._check_sizes(d, k)
         private_mean = self.centre is None
         share = self.mean_share if private_mean else 0.0
         # the sketch's plan (validates everything) before anything is read or charged
@@ -373,6 +397,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
                              "data_norm or centre) by a constant")
         problem = SubspaceProblem.from_sketch(sketch)  # ValueError for a non-quadratic sketch
         k = self._k(problem.d)
+        self._check_sizes(problem.d, k, m=problem.m)
         decoder = DECODERS.get("burer_monteiro")(max_iter=self.max_iter)
         sol = decoder.decode(problem, k, n_init=self.n_init, random_state=rng)
         timings["decode"] = time.perf_counter() - t

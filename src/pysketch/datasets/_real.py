@@ -61,6 +61,7 @@ from typing import Optional
 import numpy as np
 
 from .._checks import check_int as _check_int
+from .._checks import check_size
 from .._random import as_generator
 
 __all__ = [
@@ -699,7 +700,9 @@ def load_image_patches(patch_size=4, n_patches=200_000, random_state=0):
     """
     loader = "load_image_patches"
     p = _check_int(patch_size, "patch_size", minimum=1)
-    n = _check_int(n_patches, "n_patches", minimum=1)
+    # the (n, 3 p^2) patches, and the order of the rows
+    n = check_size(n_patches, "n_patches", nbytes=lambda v: v * (3 * p * p * 8 + 16),
+                   what=f"for patches of 3 x {p} x {p} values")
     rng = as_generator(random_state)
     module = _import("sklearn.datasets", loader, "scikit-learn")
     _import("PIL", loader, "pillow")   # load_sample_images reads the JPEGs with pillow

@@ -35,7 +35,7 @@ from typing import Optional
 
 import numpy as np
 
-from .._checks import check_int as _check_int
+from .._checks import check_size
 from .._random import as_generator
 from ._real import _import, _package_file
 
@@ -484,8 +484,8 @@ def make_dprfm_synthetic(function="f1", n=1000, d=None, random_state=None, norma
     """
     if function not in _SYNTHETIC_DIM:
         raise ValueError(f"function must be 'f1' or 'f2'; got {function!r}")
-    n = _check_int(n, "n")
-    d = _SYNTHETIC_DIM[function] if d is None else _check_int(d, "d")
+    d = _SYNTHETIC_DIM[function] if d is None else check_size(d, "d", nbytes=lambda v: v * 8 * 4, what="for a record")
+    n = check_size(n, "n", nbytes=lambda v: v * (d * 8 * 3 + 16), what=f"for records of d = {d} coordinates")
     rng = as_generator(random_state)
     X = rng.standard_normal((n, d))
     n_out = int(np.count_nonzero((np.abs(X) > SYNTHETIC_BOX).any(axis=1)))

@@ -54,6 +54,7 @@ import numbers
 import numpy as np
 
 from .._checks import check_int as _check_int
+from .._checks import check_size
 from .._random import as_generator
 
 __all__ = [
@@ -93,6 +94,17 @@ def _check_scale(value, name):
     if not (math.isfinite(v) and v > 0.0):
         raise ValueError(f"{name} must be a finite real number > 0; got {value!r}")
     return v
+
+
+def _check_sizes(n, k, d, name="n"):
+    """(n, k, d) of a mixture, validated and refused when their arrays could not be held:
+    the k (d,) centres and scales, and n records (`name`: records per call) of d float64
+    coordinates drawn, with their labels."""
+    d = check_size(d, "d", nbytes=lambda v: v * 8 * 4, what="for a record and a centre")
+    k = check_size(k, "k", nbytes=lambda v: v * (d * 8 * 4 + 16), what=f"for k centres of d = {d} coordinates")
+    n = check_size(n, name, nbytes=lambda v: v * (d * 8 * 2 + 16),
+                   what=f"for records of d = {d} coordinates and their labels")
+    return n, k, d
 
 
 def _check_weights(weights, k, name="weights"):
@@ -299,9 +311,7 @@ def make_gmm(
     >>> round(p["rho2"], 2)
     9.91
     """
-    n = _check_int(n, "n")
-    k = _check_int(k, "k")
-    d = _check_int(d, "d")
+    n, k, d = _check_sizes(n, k, d)
     scales = _isotropic_scales(k, d, separation, sigma_intra, sigma_inter)
     w = _check_weights(weights, k)
     return_params = _check_flag(return_params, "return_params")
@@ -407,9 +417,7 @@ def make_gmm_diag(
         variances, the layout of :func:`pysketch.metrics.gaussian_mixture_log_likelihood`
         and of scikit-learn's ``covariance_type='diag'``), ``covariance_type`` ('diag').
     """
-    n = _check_int(n, "n")
-    k = _check_int(k, "k")
-    d = _check_int(d, "d")
+    n, k, d = _check_sizes(n, k, d)
     mean_scale = _check_scale(mean_scale, "mean_scale")
     low, high = _check_variance_range(variance_range)
     dirichlet = isinstance(weights, str)
@@ -582,10 +590,8 @@ def gmm_stream(
     >>> sum(len(X) for X in stream)
     5000
     """
-    batch_size = _check_int(batch_size, "batch_size")
+    batch_size, k, d = _check_sizes(batch_size, k, d, "batch_size")
     n_batches = _check_int(n_batches, "n_batches")
-    k = _check_int(k, "k")
-    d = _check_int(d, "d")
     scales = _isotropic_scales(k, d, separation, sigma_intra, sigma_inter)
     w = _check_weights(weights, k)
     return_labels = _check_flag(return_labels, "return_labels")
@@ -628,12 +634,20 @@ def _check_float_dtype(dtype):
     return dt
 
 
-def _low_rank_args(n, d, k, nu, dtype):
-    n = _check_int(n, "n")
-    d = _check_int(d, "d")
+def _low_rank_args(n, d, k, nu, dtype, batch_size=None):
+    """The arguments, validated; d, k and the records held at once (n, or batches of
+    batch_size) refused when they could not be held: float64 records, a copy in dtype and
+    the codes, and the basis."""
+    d = check_size(d, "d", nbytes=lambda v: v * 8 * 4, what="for a record and the basis")
     k = _check_int(k, "k")
     if k > d:
         raise ValueError(f"k must be <= d (the rank cannot exceed the dimension); got k={k}, d={d}")
+    check_size(k, "k", nbytes=d * k * 8 * 2, what=f"for the ({d}, k) basis")
+    per_row = d * 8 * 3 + k * 8
+    what = f"for records of d = {d} coordinates"
+    n = check_size(n, "n", nbytes=None if batch_size is not None else lambda v: v * per_row, what=what)
+    if batch_size is not None:
+        check_size(batch_size, "batch_size", nbytes=lambda v: min(v, n) * per_row, what=what)
     return n, d, k, _check_nu(nu), _check_float_dtype(dtype)
 
 
@@ -851,8 +865,8 @@ def low_rank_stream(n, d, k, *, nu=0.05, batch_size=1000, random_state=None, dty
     >>> [len(X) for X in stream]
     [1000, 1000, 500]
     """
-    n, d, k, nu, dt = _low_rank_args(n, d, k, nu, dtype)
-    batch_size = _check_int(batch_size, "batch_size")
+    n, d, k, nu, dt = _low_rank_args(n, d, k, nu, dtype, batch_size)
+    batch_size = int(batch_size)
     basis, entropy = _low_rank_model(d, k, random_state)
     return LowRankStream(n, batch_size, nu, basis, entropy, dt)
 
@@ -892,8 +906,8 @@ def make_random10(n=27_000, d=10, random_state=None):
     >>> X.shape, float(lower[0]), float(upper[0])
     ((100, 10), 0.0, 1.0)
     """
-    n = _check_int(n, "n")
-    d = _check_int(d, "d")
+    d = check_size(d, "d", nbytes=lambda v: v * 8, what="for a record")
+    n = check_size(n, "n", nbytes=lambda v: v * d * 8, what=f"for records of d = {d} coordinates")
     rng = as_generator(random_state)
     X = rng.random((n, d))
     return X, (np.zeros(d), np.ones(d))

@@ -59,7 +59,7 @@ import numbers
 import numpy as np
 
 from .. import _core
-from .._checks import check_bounds, check_int, check_positive
+from .._checks import check_bounds, check_int, check_positive, check_size
 from .._random import as_generator
 from .._state import FEATURE_MAPS, SKETCH_FORMATS
 from .._threads import blas_single_thread
@@ -583,8 +583,13 @@ def cl_amp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples
     prob, count = _as_problem(problem, mean_sketch)
     if n_clusters is None:
         raise ValueError("n_clusters is required")
-    k = check_int(n_clusters, "n_clusters")
-    n_init = check_int(n_init, "n_init")
+    m, d = prob.m, prob.d
+    # SHyGAMP's (m, k) messages and temporaries, and every restart's centres and (m, k)
+    # estimates and variances until the best is chosen
+    k = check_size(n_clusters, "n_clusters", nbytes=lambda v: v * (m * 8 * 10 + d * 8 * 4),
+                   what=f"for the messages of m = {m} frequencies")
+    n_init = check_size(n_init, "n_init", nbytes=lambda v: v * k * (d * 8 + m * 16),
+                        what=f"for the results of the restarts ({k} centres, m = {m})")
     init_iter = check_int(init_iter, "init_iter")
     max_iter = check_int(max_iter, "max_iter")
     n_em = check_int(n_em, "n_em", minimum=0)

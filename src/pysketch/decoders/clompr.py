@@ -32,6 +32,7 @@ import math
 import numpy as np
 import scipy.optimize
 
+from .._checks import check_size
 from .._random import as_generator
 from .._threads import blas_single_thread
 from ..runtime import get_num_threads
@@ -121,6 +122,10 @@ def clompr(family, n_atoms, *, n_init=1, random_state=None, step1_maxiter=300, s
     n_atoms = check_n_atoms(n_atoms)
     if not isinstance(n_init, (int, np.integer)) or isinstance(n_init, bool) or n_init < 1:
         raise ValueError(f"n_init must be a positive integer, got {n_init!r}")
+    d = family.problem.d
+    # a seed per restart, and every restart's atoms and weights until the best is chosen
+    check_size(n_init, "n_init", nbytes=lambda v: v * (8 + 8 * n_atoms * (d + 2)),
+               what=f"for the results of the restarts ({n_atoms} atoms of d = {d} coordinates)")
     if n_jobs is None:
         n_jobs = get_num_threads() if n_atoms * family.problem.m >= 1 << 17 else 1
     elif not isinstance(n_jobs, (int, np.integer)) or isinstance(n_jobs, bool) or n_jobs < 1:

@@ -142,7 +142,7 @@ def mixture_kmeans(means, variances, weights, n_clusters, *, n_draws=50_000, n_i
     and 515 on a real table whose public box is 100 times wider in one coordinate)."""
     from ..metrics import kmeans_plus_plus
 
-    from .._checks import check_int, real_array, real_rows
+    from .._checks import check_int, check_size, real_array, real_rows
     from ..kernel_scale import check_data_magnitude
 
     # real numbers only: a complex array cast to float64 would lose its imaginary part silently
@@ -161,7 +161,10 @@ def mixture_kmeans(means, variances, weights, n_clusters, *, n_draws=50_000, n_i
     check_data_magnitude(np.abs(means).max(), "the means")
     check_data_magnitude(math.sqrt(variances.max()), "the variances' square roots")
     n_clusters = check_int(n_clusters, "n_clusters")
-    n_draws = check_int(n_draws, "n_draws")
+    d = means.shape[1]
+    # the draws (at least one per cluster), their atoms, distances to the centres and labels
+    n_draws = check_size(n_draws, "n_draws", minimum=n_clusters, nbytes=lambda v: v * (d * 24 + n_clusters * 8 + 32),
+                         what=f"for draws of d = {d} coordinates")
     rng = as_generator(random_state)
     if means.shape[0] == n_clusters or (means.shape[0] < n_clusters and not variances.any()):
         # nothing to reduce: the atoms are the centers (the heaviest repeated, with weight 0,

@@ -34,7 +34,7 @@ import warnings
 import numpy as np
 
 from .._archive import SketchFileError, read, write
-from .._checks import check_int, check_positive
+from .._checks import check_int, check_positive, check_size
 from ..operators import FastJLOperator, FrequencyOperator
 from ..privacy.accountant import charge
 from ..privacy.mechanisms import Gaussian, Laplace, check_delta, check_epsilon
@@ -349,8 +349,10 @@ def gaussian_jl_operator(d, k, random_state=None):
     sensitivity computed from the public matrix (private for every draw); see
     `kenthapadi_release` for the paper's nominal calibration."""
     from .._random import as_generator
-    from ..operators import DenseOperator
+    from ..operators import DenseOperator, operator_bytes
 
+    d = check_size(d, "d", nbytes=lambda v: operator_bytes(v, 1, "dense"), what="for the matrix")
+    k = check_size(k, "k", nbytes=lambda v: operator_bytes(d, v, "dense"), what=f"for the ({d}, k) matrix")
     rng = as_generator(random_state)
     return DenseOperator(rng.standard_normal((d, k)) / math.sqrt(k))
 

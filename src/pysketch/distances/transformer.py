@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 
 from .._base import BaseEstimator, TransformerMixin, not_fitted_error
-from .._checks import check_int
+from .._checks import MAX_INT32, check_int, check_size
 from ..blocks import as_dask_array, is_dask_collection, map_blocks, map_reduce
 from ..operators import SparseJLOperator
 from ..privacy.accountant import charge
@@ -62,8 +62,11 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
         self.accountant = accountant
 
     def fit(self, X, y=None):
-        k = check_int(self.n_components, "n_components")
+        # k: the rows of S, int32 indices in the core; the memory of a release is checked per call
+        k = check_size(self.n_components, "n_components", maximum=MAX_INT32, why=" (rows of S are int32 indices)")
         s = check_int(self.sparsity, "sparsity")
+        if s > k:
+            raise ValueError(f"sparsity must be <= n_components, got sparsity = {s} > n_components = {k}")
         if is_dask_collection(X):
             d = as_dask_array(X).shape[1]  # the number of columns: known without reading a block
         else:
@@ -73,6 +76,9 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
             d = shape[-1]
             if d < 1:
                 raise ValueError(f"X must have at least one column (feature), got shape {shape}")
+        # the tables of S (rows, signs, values of s entries per column) and its 2 s hashes' coefficients
+        check_size(s, "sparsity", nbytes=lambda v: int(d) * (13 * v + 32) + v * 64,
+                   what=f"for the tables of S ({d} columns)")
         self.operator_ = SparseJLOperator.draw(int(d), k, s, construction=self.construction,
                                                random_state=self.random_state)
         self.n_features_in_ = int(d)
@@ -101,6 +107,11 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
             if out is None:
                 raise ValueError("X has no records")
             return out
+        shape = tuple(X.shape) if hasattr(X, "shape") else np.shape(X)
+        n = int(shape[0]) if len(shape) == 2 else 1
+        # the released rows: S x and its noisy copy, refused before anything is charged
+        check_size(self.operator_.m, "n_components", nbytes=n * self.operator_.m * 16,
+                   what=f"for the release of {n} rows")
         return _release_rows(self.operator_, X, self.epsilon, self.delta, mechanism=self.mechanism,
                              contribution=self.contribution, accountant=self.accountant)
 

@@ -35,7 +35,7 @@ import numbers
 import numpy as np
 from scipy import linalg
 
-from .._checks import check_int
+from .._checks import check_size
 from .._random import as_generator
 from .._state import FEATURE_MAPS
 from .._threads import blas_single_thread
@@ -87,7 +87,9 @@ class M2M:
         if not isinstance(domain, Domain):
             raise TypeError(f"domain must be a pysketch.m2m.Domain, got {type(domain).__name__}")
         self.domain = domain
-        self.n_synthetic = check_int(n_synthetic, "n_synthetic")
+        # the synthetic points (drawn, then kept), their weights and one-hot positions
+        self.n_synthetic = check_size(n_synthetic, "n_synthetic", nbytes=lambda v: v * (domain.d * 16 + 32),
+                                      what=f"for synthetic points of d = {domain.d} coordinates")
         if isinstance(regularization, str):
             if regularization not in REGULARIZATIONS:
                 raise ValueError(f"regularization must be one of {REGULARIZATIONS} or a number >= 0, "
@@ -123,6 +125,7 @@ class M2M:
             raise ValueError(f"the sketch's records have {fm.d} coordinates but the domain has {self.domain.d}")
         if sketch.subsampling is not None:
             raise ValueError("M2M needs a full sketch (feature-subsampled sketches are not supported)")
+        self.check_map(fm)
         rng = as_generator(self.random_state)
         X = self.domain.sample(self.n_synthetic, rng)
         self.feature_map_ = fm
@@ -130,6 +133,20 @@ class M2M:
         self.design_ = fm.design(X)
         self.gram_ = None
         return self._weigh(sketch)
+
+    def check_map(self, feature_map):
+        """ValueError before anything is drawn when the least squares over the features of
+        `feature_map` need more memory than the machine has: P^T P (real_dim^2 floats, twice
+        when keep_gram), and the features of the synthetic points (a chunk of rows at a time
+        for a dense map, n_synthetic one-hot positions per block for a one-hot one). The
+        implicit models call it before the release, so that nothing is charged."""
+        p = feature_map.real_dim
+        blocks = getattr(feature_map, "n_blocks", None)
+        # one-hot: int32 positions of every point; dense: a chunk of features and its real form
+        features = 4 * blocks * self.n_synthetic if blocks else 16 * p * min(self.n_synthetic, max(1, (1 << 20) // p))
+        check_size(p, "real_dim", nbytes=8 * p * p * (3 if self.keep_gram else 2) + features,
+                   what=f"for P^T P of the sketch's features (real_dim: their number as reals) and the features of "
+                        f"{self.n_synthetic} synthetic points")
 
     def refit(self, sketch):
         """The weights for another sketch of the same map, on the same synthetic points

@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from .._checks import check_array, check_int
+from .._checks import check_array, check_size
 from .._random import as_generator
 
 __all__ = ["Domain"]
@@ -68,7 +68,7 @@ class Domain:
     @classmethod
     def unit(cls, d):
         """The unit cube [0, 1]^d."""
-        d = check_int(d, "d")
+        d = check_size(d, "d", nbytes=lambda v: v * 16, what="for the bounds")
         return cls(np.zeros(d), np.ones(d))
 
     @property
@@ -83,7 +83,7 @@ class Domain:
     def sample(self, n, random_state=None):
         """n uniform draws, (n, d) float64: each continuous coordinate uniform on its
         interval, each discrete one uniform over its values, all independent."""
-        n = check_int(n, "n")
+        n = check_size(n, "n", nbytes=lambda v: v * self.d * 16, what=f"for the draws of d = {self.d} coordinates")
         rng = as_generator(random_state)
         X = rng.uniform(self.lower, self.upper, size=(n, self.d))
         for col, values in self.discrete.items():

@@ -88,6 +88,8 @@ class _ImplicitM2M(BaseEstimator):
 
     def _release(self, records, domain, rng):
         fm = make_box_map(self.sketch, domain.lower, domain.upper, random_state=rng, **(self.sketch_params or {}))
+        # n_synthetic and the least squares over this map's features, refused before the release
+        M2M(domain, n_synthetic=self.n_synthetic, regularization=self.regularization, loss=self.loss).check_map(fm)
         sk = fm.sketch(records)
         if self.epsilon is None:
             return sk

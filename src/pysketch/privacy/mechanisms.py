@@ -59,7 +59,7 @@ from fractions import Fraction
 import numpy as np
 from scipy import optimize, special
 
-from .._checks import check_positive
+from .._checks import check_positive, check_size
 
 __all__ = [
     "Laplace",
@@ -177,14 +177,19 @@ def _as_fraction(x, name):
     return f
 
 
+#: Bytes of one small Python int in a list (the int and its pointer), for the size check.
+_LIST_INT_BYTES = 40
+
+
 def sample_discrete_laplace(scale, size, insecure_seed=None):
     """``size`` exact draws of the discrete Laplace law on the integers with scale
     ``scale`` (a positive int, Fraction or float, taken exactly): P(k) proportional to
     exp(-|k| / scale). Returns a list of Python ints. Noise comes from OS entropy unless
     ``insecure_seed`` is given."""
     t = _as_fraction(scale, "scale")
+    size = check_size(size, "size", minimum=0, nbytes=lambda v: v * _LIST_INT_BYTES, what="for a list of ints")
     src = noise_source(insecure_seed)
-    return [_discrete_laplace_one(src, t.numerator, t.denominator) for _ in range(int(size))]
+    return [_discrete_laplace_one(src, t.numerator, t.denominator) for _ in range(size)]
 
 
 def sample_discrete_gaussian(sigma2, size, insecure_seed=None):
@@ -192,8 +197,9 @@ def sample_discrete_gaussian(sigma2, size, insecure_seed=None):
     ``sigma2`` (a positive int, Fraction or float, taken exactly): P(k) proportional to
     exp(-k^2 / (2 sigma2)). Returns a list of Python ints."""
     s2 = _as_fraction(sigma2, "sigma2")
+    size = check_size(size, "size", minimum=0, nbytes=lambda v: v * _LIST_INT_BYTES, what="for a list of ints")
     src = noise_source(insecure_seed)
-    return [_discrete_gaussian_one(src, s2.numerator, s2.denominator) for _ in range(int(size))]
+    return [_discrete_gaussian_one(src, s2.numerator, s2.denominator) for _ in range(size)]
 
 
 def noisy_count(n, epsilon_count, insecure_seed=None):

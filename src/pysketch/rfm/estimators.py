@@ -37,7 +37,7 @@ import warnings
 import numpy as np
 
 from .._base import BaseEstimator, RegressorMixin, not_fitted_error
-from .._checks import check_array, check_bounds
+from .._checks import check_array, check_bounds, check_size
 from ..privacy import PrivacyLeakWarning
 from ..privacy.mechanisms import check_delta, check_epsilon
 from .features import RandomFeatures
@@ -71,12 +71,6 @@ def auto_frequencies(count, epsilon, delta, shares=DEFAULT_SHARES):
     return int(min(max((p - 1.0) / 2.0, AUTO_MIN_FREQUENCIES), AUTO_MAX_FREQUENCIES))
 #: The non-private (epsilon=None) fit's ridge, relative to trace(G) / p.
 NONPRIVATE_RIDGE = 1e-4
-
-
-def _positive_int(v, name):
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < 1:
-        raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    return int(v)
 
 
 class _RFRegressorBase(RegressorMixin, BaseEstimator):
@@ -359,7 +353,15 @@ class PrivateRFRegressor(_RFRegressorBase):
         self._check_privacy_params()
         records = self._check_xy(X, y)
         auto = isinstance(self.n_frequencies, str) and self.n_frequencies == "auto"
-        N = AUTO_BOX_FREQUENCIES if auto else _positive_int(self.n_frequencies, "n_frequencies")
+        n, d = records.shape
+
+        def fit_bytes(N):  # Omega, the Gram matrix of p = 2 N + 1 features (summed, merged, released,
+            p = 2 * N + 1  # solved) and a chunk of the features with their raw cos and sin
+            return 24 * d * N + 4 * 8 * p * p + 8 * (p + 2 * N) * min(n, max(1, (1 << 24) // (8 * (p + 2 * N))))
+
+        N = AUTO_BOX_FREQUENCIES if auto else check_size(
+            self.n_frequencies, "n_frequencies", nbytes=fit_bytes,
+            what=f"for the frequencies of d = {d} coordinates and the Gram matrix of 2 n_frequencies + 1 features")
         if self.scaling not in SCALINGS:
             raise ValueError(f"scaling must be one of {SCALINGS}, got {self.scaling!r}")
         share = self.scaling_share
@@ -532,17 +534,25 @@ class DPRFMRegressor(_RFRegressorBase):
             raise ValueError(f"eta must be in (0, 1/2), got {eta!r}")
         if self.calibration not in ("lemma6", "paper"):
             raise ValueError(f"calibration must be 'lemma6' or 'paper', got {self.calibration!r}")
+        def default_frequencies(n_max):  # the Marchenko-Pastur rule
+            return math.ceil(n_max / (1.0 - math.sqrt(1.0 - 2.0 * eta)) ** 2)
+
+        def fit_bytes(N):  # Omega, the (n, N) features (from the raw (n, 2N) cos and sin), n x n products
+            return 24 * d * N + 24 * n * N + 16 * n * n
+
+        what = f"for the features of {n} records of d = {d} coordinates"
         if self.n_max is None:
             if self.epsilon is not None:
                 warnings.warn("n_max not given: the number of records is read from the data, which is not "
                               "differentially private; pass a public n_max", PrivacyLeakWarning, stacklevel=2)
             n_max = n
         else:
-            n_max = _positive_int(self.n_max, "n_max")
+            n_max = check_size(self.n_max, "n_max", nbytes=None if self.n_frequencies is not None else
+                               lambda v: fit_bytes(default_frequencies(v)), what=what + " (N from n_max)")
             if n > n_max:
                 raise ValueError(f"n_max = {n_max} must be >= the number of records ({n})")
-        N = (math.ceil(n_max / (1.0 - math.sqrt(1.0 - 2.0 * eta)) ** 2) if self.n_frequencies is None
-             else _positive_int(self.n_frequencies, "n_frequencies"))
+        N = (default_frequencies(n_max) if self.n_frequencies is None
+             else check_size(self.n_frequencies, "n_frequencies", nbytes=fit_bytes, what=what))
         lo, hi, tb = self._box(records)
         self.lower_, self.upper_, self.target_bounds_ = lo, hi, tb
         self.n_features_in_ = d

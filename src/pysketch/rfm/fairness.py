@@ -47,7 +47,7 @@ from typing import Optional
 
 import numpy as np
 
-from .._checks import check_int
+from .._checks import check_int, check_size
 from .._random import as_generator
 
 __all__ = ["ExcessRisk", "GroupExcessRisk", "ExcessRiskGaps", "excess_risk", "excess_risk_gaps"]
@@ -288,7 +288,9 @@ def _group_codes(groups, n, labels=None):
 def _draws_matrix(draws, p, n_draws, random_state):
     """The (T, p) draws, from an array or from draws(rng, T)."""
     if callable(draws):
-        T = check_int(DEFAULT_N_DRAWS if n_draws is None else n_draws, "n_draws", minimum=2)
+        # the (T, p) draws of the callable and their checked copy
+        T = check_size(DEFAULT_N_DRAWS if n_draws is None else n_draws, "n_draws", minimum=2,
+                       nbytes=lambda v: v * p * 16, what=f"for draws of p = {p} coefficients")
         rng = as_generator(random_state)
         Theta = draws(rng, T)
         Theta = _real_matrix(Theta, "draws(rng, n_draws)")

@@ -32,11 +32,11 @@ import math
 
 import numpy as np
 
-from .._checks import check_array, check_int, check_positive
+from .._checks import check_array, check_positive, check_size
 from .._random import as_generator
 from ..features import FeatureMap
 from ..frequencies import GaussianLaw
-from ..operators import make_operator
+from ..operators import STRUCTURED_KINDS, make_operator, operator_bytes
 
 __all__ = ["RandomFeatures", "LAYOUTS"]
 
@@ -73,8 +73,14 @@ class RandomFeatures:
 
     def __init__(self, d, n_frequencies, *, frequency_std=None, length_scale=None, layout="cos", intercept=False,
                  operator="dense", random_state=None):
-        self.d = check_int(d, "d")
-        self.n_frequencies = check_int(n_frequencies, "n_frequencies")
+        kind = operator if operator in STRUCTURED_KINDS else "dense"  # others: refused by make_operator
+
+        def drawn(d, N):  # Omega, and the phases and dither
+            return operator_bytes(d, N, kind) + 24 * N
+
+        self.d = check_size(d, "d", nbytes=lambda v: drawn(v, 1), what="for the frequencies")
+        self.n_frequencies = check_size(n_frequencies, "n_frequencies", nbytes=lambda v: drawn(self.d, v),
+                                        what=f"for the frequencies of d = {self.d} coordinates")
         if (frequency_std is None) == (length_scale is None):
             raise ValueError("give exactly one of frequency_std and length_scale")
         if frequency_std is not None:
