@@ -256,3 +256,38 @@ def test_no_warning_without_overflow_or_with_check_finite_false():
         warnings.simplefilter("error")
         fwht(np.full((3, 8), 1e37, np.float32))
         fwht(np.full((3, 8), 3e38, np.float32), check_finite=False)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_finiteness_check_finds_every_non_finite_bit_pattern_at_every_position(dtype):
+    # The check (pysketch._core.all_finite, run by fwht before an in-place transform) reads
+    # vectors of 4 x 32 bytes, then single vectors, then the last elements one by one: a
+    # NaN (quiet, signalling, any payload, either sign) or an infinity is found wherever it
+    # lies, at every SIMD level (PYSKETCH_SIMD), and the largest finite values, subnormals
+    # and -0 are finite.
+    from pysketch import _core
+
+    info = np.finfo(dtype)
+    uint = np.uint32 if dtype == np.float32 else np.uint64
+    bits = 32 if dtype == np.float32 else 64
+    mant = info.nmant
+    sign = uint(1) << uint(bits - 1)
+    exp_all = uint(((1 << (bits - 1 - mant)) - 1) << mant)
+    bad = [exp_all, exp_all | sign, exp_all | uint(1), exp_all | (uint(1) << uint(mant - 1)),
+           exp_all | uint((1 << mant) - 1) | sign]  # +inf, -inf, signalling NaN, quiet NaN, -NaN all ones
+    good = np.array([info.max, -info.max, info.tiny, info.tiny / 4, -0.0, 1.0], dtype=dtype)
+    for n in (1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 100, 4097):
+        x = np.resize(good, (1, n)).astype(dtype)
+        assert _core.all_finite(x), n
+        for pos in sorted({0, n // 3, n // 2, n - 9, n - 2, n - 1} - {-1, -2, -9}):
+            if not 0 <= pos < n:
+                continue
+            for pattern in bad:
+                y = x.copy()
+                y.view(uint)[0, pos] = pattern
+                assert not _core.all_finite(y), (n, pos, hex(int(pattern)))
+                if n & (n - 1) == 0:  # a length fwht transforms: refused before anything is written
+                    before = y.copy()
+                    with pytest.raises(ValueError, match="NaN or infinity"):
+                        fwht(y, out=y)
+                    assert np.array_equal(y.view(uint), before.view(uint))

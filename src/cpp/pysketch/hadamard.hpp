@@ -182,8 +182,36 @@ template <class T>
 __attribute__((target("avx2"))) void scale_avx2(T *p, std::size_t n, T scale) { scale_loop(p, n, scale); }
 template <class T>
 __attribute__((target("avx512f"))) void scale_avx512(T *p, std::size_t n, T scale) { scale_loop(p, n, scale); }
+// AVX2: the exponent test written out on lanes of the element's own width (vpcmpeqd for
+// float, vpcmpeqq for double) with four independent accumulators, which keeps two loads a
+// cycle going; the compiler's vectorization of nonfinite_loop ran at half that speed on
+// data in L1 and L2 (the double's high-word extraction costs shuffles). Measured on a
+// Zen 2 EPYC, 32 KiB: float 0.36-0.60 -> 0.28 us, double 0.65 -> 0.29 us.
 template <class T>
-__attribute__((target("avx2"))) bool nonfinite_avx2(const T *p, std::size_t n) { return nonfinite_loop(p, n); }
+__attribute__((target("avx2"))) bool nonfinite_avx2(const T *p, std::size_t n)
+{
+    constexpr std::size_t w = 32 / sizeof(T);  // elements per vector
+    const __m256i exponent =
+        sizeof(T) == 4 ? _mm256_set1_epi32(0x7F800000) : _mm256_set1_epi64x(0x7FF0000000000000LL);
+#define PYSKETCH_NONFINITE_LANES_(q)                                                                 \
+    (sizeof(T) == 4                                                                                   \
+         ? _mm256_cmpeq_epi32(                                                                        \
+               _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(q)), exponent), exponent) \
+         : _mm256_cmpeq_epi64(                                                                        \
+               _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(q)), exponent), exponent))
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    std::size_t i = 0;
+    for (; i + 4 * w <= n; i += 4 * w) {
+        a0 = _mm256_or_si256(a0, PYSKETCH_NONFINITE_LANES_(p + i));
+        a1 = _mm256_or_si256(a1, PYSKETCH_NONFINITE_LANES_(p + i + w));
+        a2 = _mm256_or_si256(a2, PYSKETCH_NONFINITE_LANES_(p + i + 2 * w));
+        a3 = _mm256_or_si256(a3, PYSKETCH_NONFINITE_LANES_(p + i + 3 * w));
+    }
+    for (; i + w <= n; i += w) a0 = _mm256_or_si256(a0, PYSKETCH_NONFINITE_LANES_(p + i));
+#undef PYSKETCH_NONFINITE_LANES_
+    a0 = _mm256_or_si256(_mm256_or_si256(a0, a1), _mm256_or_si256(a2, a3));
+    return !_mm256_testz_si256(a0, a0) || nonfinite_loop(p + i, n - i);
+}
 template <class T>
 __attribute__((target("avx512f"))) bool nonfinite_avx512(const T *p, std::size_t n)
 {
