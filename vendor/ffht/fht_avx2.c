@@ -7,6 +7,7 @@
 
 #define FHT_LR 3
 #define FHT_LEAF_BYTES 14 /* 16 KiB: half of a 32 KiB L1 */
+#define FHT_PREFETCH (1 << 20) /* rows of up to 1 MiB prefetch the next one */
 #define FHT_INLINE_ static inline __attribute__((always_inline))
 
 static const float fht_avx2_sgn_f32[3][8] __attribute__((aligned(32))) = {
