@@ -371,3 +371,72 @@ def test_kmeans_decoder_clamp_fit_fit_sketch_and_private():
     assert sse(X, priv.cluster_centers_) / base < 1.2
     with pytest.raises(ValueError, match="decoder must be 'auto' or one of"):
         CompressiveKMeans(4, decoder="amp").fit(X)
+
+
+# ------------------------------------------------------------------------ nearest centers
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k", [1, 7, 8, 9, 30])
+def test_nearest_centers_match_the_distance_matrix(dtype, k):
+    # The compiled labels and squared distances (one pass, no (n, k) matrix) against the
+    # argmin and min of the full matrix of exact differences, on every layout the
+    # estimators pass: contiguous, reversed rows, a column slice; k around the tile of 8.
+    from pysketch.estimators import _nearest, _sq_distances
+
+    rng = np.random.default_rng(k)
+    base = rng.standard_normal((3001, 12)).astype(dtype)
+    C = rng.standard_normal((k, 6)) * 0.5
+    for X in (np.ascontiguousarray(base[:, :6]), base[::-1, :6], base[:, ::2]):
+        labels, d2 = _nearest(X, C)
+        D = _sq_distances(X, C)
+        assert labels.dtype == np.intp
+        np.testing.assert_array_equal(labels, np.argmin(D, axis=1))
+        np.testing.assert_allclose(d2, D.min(axis=1), rtol=1e-13, atol=0)
+
+
+def test_nearest_centers_ties_threads_and_errors():
+    import pysketch
+    from pysketch import _core
+    from pysketch.estimators import _nearest
+
+    # Ties go to the first center, as np.argmin: every record at the same distance from
+    # centers 2 and 5 (and farther from the rest).
+    C = np.array([[9.0, 9.0], [-9.0, 9.0], [1.0, 0.0], [9.0, -9.0], [-9.0, -9.0], [-1.0, 0.0]])
+    X = np.column_stack([np.zeros(500), np.linspace(-1, 1, 500)])
+    labels, d2 = _nearest(X, C)
+    assert (labels == 2).all()
+    np.testing.assert_array_equal(d2, 1.0 + X[:, 1] ** 2)
+    # Each row alone: the same bits on one thread and on two.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40_000, 5))
+    C = rng.standard_normal((13, 5))
+    old = pysketch.get_num_threads()
+    try:
+        pysketch.set_num_threads(1)
+        one = _nearest(X, C)
+        pysketch.set_num_threads(2)
+        two = _nearest(X, C)
+    finally:
+        pysketch.set_num_threads(old)
+    np.testing.assert_array_equal(one[0], two[0])
+    np.testing.assert_array_equal(one[1], two[1])
+    # Unaligned arrays (as unpickled Dask blocks can be) are accepted.
+    def unaligned(a):
+        raw = np.zeros(a.nbytes + 1, np.uint8)
+        out = raw[1:].view(a.dtype).reshape(a.shape)
+        out[...] = a
+        assert not out.flags.aligned
+        return out
+
+    moved = _nearest(unaligned(X), unaligned(C))
+    np.testing.assert_array_equal(moved[1], one[1])
+    labels = np.empty(3, np.int64)
+    with pytest.raises(ValueError, match="X has 2 columns and C 3"):
+        _core.nearest_centers(np.zeros((3, 2)), np.zeros((4, 3)), labels, None)
+    with pytest.raises(ValueError, match="at least one center"):
+        _core.nearest_centers(np.zeros((3, 2)), np.zeros((0, 2)), labels, None)
+    with pytest.raises(TypeError, match="C must be a float64"):
+        _core.nearest_centers(np.zeros((3, 2)), np.zeros((1, 2), np.float32), labels, None)
+    with pytest.raises(ValueError, match="one entry per row"):
+        _core.nearest_centers(np.zeros((4, 2)), np.zeros((1, 2)), labels, None)

@@ -1113,7 +1113,7 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
         k = self.n_clusters
         C, _ = kmeans_plus_plus(rows, k, n_init=3, random_state=rng)
         C = np.clip(C, lo, hi)  # centres stay in the decoder's box, as the decoder's own do
-        share = np.bincount(np.argmin(_sq_distances(rows, C), axis=1), minlength=k) / rows.shape[0]
+        share = np.bincount(_nearest(rows, C)[0], minlength=k) / rows.shape[0]
         if not refine:
             return (C, share), None
         theta = np.clip((C - origin) / unit, family.lower, family.upper)
@@ -1137,14 +1137,13 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
             self.labels_ = map_blocks(X, _nearest_block, C, drop_axis=1, dtype=np.intp)
             self.inertia_ = _scaled_total(map_reduce(X, _inertia_block, _add, args=(C, u2)), u2, "the inertia")
             return
-        d2 = _sq_distances(X, C)
-        self.labels_ = np.argmin(d2, axis=1)
-        self.inertia_ = _scaled_total(np.sum(d2[np.arange(X.shape[0]), self.labels_] / u2), u2, "the inertia")
+        self.labels_, d2 = _nearest(X, C)
+        self.inertia_ = _scaled_total(np.sum(d2 / u2), u2, "the inertia")
 
     def predict(self, X):
         """Index of the nearest center of every record."""
         X = self._check_X(X)
-        return np.argmin(_sq_distances(X, self.cluster_centers_), axis=1)
+        return _nearest(X, self.cluster_centers_)[0]
 
     def transform(self, X):
         """Euclidean distances of every record to every center (n_samples, n_clusters)."""
@@ -1155,7 +1154,7 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
         """Minus the sum of squared distances to the nearest center (scikit-learn's sign)."""
         X = self._check_X(X)
         u2 = getattr(self, "data_unit_", 1.0) ** 2
-        return -_scaled_total(np.sum(_sq_distances(X, self.cluster_centers_).min(axis=1) / u2), u2, "the score")
+        return -_scaled_total(np.sum(_nearest(X, self.cluster_centers_)[1] / u2), u2, "the score")
 
     def _check_fitted(self):
         if not hasattr(self, "cluster_centers_"):
@@ -1163,11 +1162,11 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
 
 
 def _nearest_block(block, C):
-    return np.argmin(_sq_distances(np.asarray(block, dtype=np.float64), C), axis=1)
+    return _nearest(np.asarray(block, dtype=np.float64), C)[0]
 
 
 def _inertia_block(block, first_row, C, u2=1.0):
-    return float(np.sum(_sq_distances(np.asarray(block, dtype=np.float64), C).min(axis=1) / u2))
+    return float(np.sum(_nearest(np.asarray(block, dtype=np.float64), C)[1] / u2))
 
 
 def _scaled_total(total, u2, what):
@@ -1183,6 +1182,23 @@ def _scaled_total(total, u2, what):
 
 def _add(a, b):
     return a + b
+
+
+def _nearest(X, C):
+    """The index of the nearest row of C for every row of X (the first on ties, as
+    np.argmin) and its squared distance, summed in float64 from the differences: one pass
+    in the compiled core (both cores), never an (n, k) matrix."""
+    X = np.asarray(X)
+    if X.dtype != np.float32 and X.dtype != np.float64:
+        X = X.astype(np.float64)
+    if (X.ndim == 2 and X.shape[1] > 1 and X.strides[1] != X.itemsize) or not X.flags.aligned:
+        X = np.require(X, requirements=["C", "A"])  # e.g. an unpickled block
+    labels = np.empty(X.shape[0], dtype=np.int64)
+    d2 = np.empty(X.shape[0])
+    if X.shape[0] == 0:
+        return labels.astype(np.intp, copy=False), d2
+    _core.nearest_centers(X, np.require(C, np.float64, ["C", "A"]), labels, d2)
+    return labels.astype(np.intp, copy=False), d2
 
 
 def _sq_distances(X, C):

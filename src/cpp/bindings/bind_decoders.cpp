@@ -1,4 +1,5 @@
-// bind_decoders.cpp - the inner terms of the compressive learning decoders.
+// bind_decoders.cpp - the inner terms of the compressive learning decoders, and the nearest
+// center of every record (the labels and inertia of the fitted k-means).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -6,6 +7,7 @@
 
 #include "common.hpp"
 #include "pysketch/atoms.hpp"
+#include "pysketch/nearest.hpp"
 
 namespace pysketch_bind {
 
@@ -34,10 +36,37 @@ double atom_terms(const py::array &P, const py::object &amp, const py::object &a
     return pysketch::atoms::terms(t);
 }
 
+void nearest_centers(const py::array &X, const py::array &C, const py::array &labels, const py::object &d2)
+{
+    if (!C.dtype().equal(py::dtype::of<double>()))
+        throw py::type_error("C must be a float64 array, got dtype " + dtype_name(C));
+    if (C.ndim() == 2 && C.shape(0) == 0) throw py::value_error("C must hold at least one center");
+    const auto c = unpack<double>(C, "C", false);
+    if (!labels.dtype().equal(py::dtype::of<std::int64_t>()) || labels.ndim() != 1 ||
+        !(labels.flags() & py::array::c_style) || !labels.writeable())
+        throw py::value_error("labels must be a writeable contiguous 1-D int64 array");
+    dispatch(X, "X", [&](auto zero) {
+        using T = decltype(zero);
+        const auto x = unpack<T>(X, "X", false);
+        if (x.n != c.n)
+            throw py::value_error("X has " + std::to_string(x.n) + " columns and C " + std::to_string(c.n));
+        if (static_cast<std::size_t>(labels.shape(0)) != x.rows)
+            throw py::value_error("labels must hold one entry per row of X");
+        double *pd = f64_array(d2, "d2", x.rows, false, true);
+        auto *pl = static_cast<std::int64_t *>(const_cast<void *>(labels.data()));
+        py::gil_scoped_release release;
+        pysketch::nearest::nearest<T>(x.data, x.stride, x.rows, x.n, c.data, c.stride, c.rows, pl, pd);
+    });
+}
+
 }  // namespace
 
 void bind_decoders(py::module_ &m)
 {
+    m.def("nearest_centers", &nearest_centers, py::arg("X"), py::arg("C"), py::arg("labels"), py::arg("d2"),
+          "For every row of X (float32 or float64, n x d), labels = the first nearest row of C (float64, k x d) and "
+          "d2 (float64 or None) = its squared distance, summed in float64 from the differences (multi-threaded, "
+          "GIL released).");
     m.def("atom_terms", &atom_terms, py::arg("P"), py::arg("amp"), py::arg("alpha"), py::arg("zr"), py::arg("zi"),
           py::arg("Gr"), py::arg("Gi"), py::arg("out_k"), py::arg("sq_norm"),
           "Atoms a_kj = amp_kj exp(i P_kj) against z = zr + i zi. With alpha: r = z - sum_k alpha_k a_k, returns "
