@@ -1,6 +1,7 @@
 """Print a table of pysketch.fwht timings, and of the peers installed in the same environment.
 
     python benchmarks/reports/fwht_report.py [--min-log-n 6] [--max-log-n 20] [--budget 0.25] [--no-long-rows]
+        [--batches l2,big [--layouts aligned,numpy] [--only-batches]]
 
 For every n = 2^k and dtype, a batch of rows (about 2^17 elements, at least one row) is
 transformed on ONE thread, many times; each trial starts from the same data (restored
@@ -17,6 +18,18 @@ Columns:
                 (pip install fht_cpu), and its time / pysketch's
   numpy fft     numpy.fft.fft(x, axis=-1) of the same rows (complex output; a reference
                 point for an O(n log n) transform, not the same computation), and its ratio
+
+With --batches, a further table times the in-place transform the way users call it on
+batches of a given total size (l2 = 256 KiB, in cache; big = 32 MiB, beyond the caches of
+most CPUs), on rows that start on a 64-byte boundary (aligned) and on an ordinary numpy
+array (numpy: 16 bytes past one, where numpy puts large arrays), n = 2^8 .. 2^22 (as many
+as the batch holds):
+
+  nocheck       pysketch.fwht(x, out=x, check_finite=False)
+  default       pysketch.fwht(x, out=x): in place with its defaults (the input is scanned
+                for NaN and infinity before any of it is overwritten)
+  fht_cpu       fht_cpu.fht(x, inplace=True, num_threads=1), and its time over each of the
+                two pysketch columns
 
 A last table times one long row (2^19, 2^20, 2^22 values) in place on 1 thread and on all
 the threads pysketch uses by default, alternating, and prints the speed-up.
@@ -102,6 +115,53 @@ def long_row_times_ns(log_n, dtype, threads, budget_s):
     return best[1], best[threads]
 
 
+BATCH_BYTES = {"l2": 256 << 10, "big": 32 << 20}
+
+
+def numpy_layout(shape, dtype, offset):
+    """An array of `shape` whose data start `offset` bytes past a 64-byte boundary."""
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    raw = np.empty(nbytes + 64 + offset, np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset
+    return raw[start : start + nbytes].view(dtype).reshape(shape)
+
+
+def measure_batch(kind, layout, log_n, dtype, budget_s):
+    """Per-row times (ns) of the in-place calls of the --batches table, or None when a row
+    does not fit the batch."""
+    n, item = 1 << log_n, np.dtype(dtype).itemsize
+    if n * item > BATCH_BYTES[kind]:
+        return None
+    rows = BATCH_BYTES[kind] // (n * item)
+    data = np.random.default_rng(log_n).standard_normal((rows, n)).astype(dtype)
+    buffer = numpy_layout(data.shape, dtype, 0 if layout == "aligned" else 16)
+    fwht = pysketch.fwht
+    fns = {
+        "nocheck": lambda b: fwht(b, out=b, check_finite=False),
+        "default": lambda b: fwht(b, out=b),
+        "fht_cpu": lambda b: fht_cpu.fht(b, inplace=True, num_threads=1),
+    }
+    budget = budget_s if kind == "l2" else 4 * budget_s
+    return {k: t / rows for k, t in best_times_ns(fns, data, buffer, budget, min_rounds=3).items()}
+
+
+def batch_table(kinds, layouts, budget_s):
+    print()
+    print("In-place batches: per-row time and fht_cpu's time over pysketch's (>= 1 means pysketch is faster)")
+    print(f"{'batch':6} {'layout':8} {'dtype':7} {'n':>9} {'nocheck':>10} {'default':>10} {'fht_cpu':>10} "
+          f"{'/nocheck':>9} {'/default':>9}")
+    for kind in kinds:
+        for layout in layouts:
+            for dtype in (np.float32, np.float64):
+                for log_n in range(8, 23):
+                    r = measure_batch(kind, layout, log_n, dtype, budget_s)
+                    if r is None:
+                        continue
+                    print(f"{kind:6} {layout:8} {np.dtype(dtype).name:7} {1 << log_n:>9} {format_ns(r['nocheck']):>10} "
+                          f"{format_ns(r['default']):>10} {format_ns(r['fht_cpu']):>10} "
+                          f"{r['fht_cpu'] / r['nocheck']:>8.2f}x {r['fht_cpu'] / r['default']:>8.2f}x", flush=True)
+
+
 def format_ns(ns):
     if ns >= 1e6:
         return f"{ns / 1e6:.2f} ms"
@@ -117,12 +177,31 @@ def main(argv=None):
     parser.add_argument("--budget", type=float, default=0.25, help="seconds of trials per cell (default 0.25)")
     parser.add_argument("--no-long-rows", dest="long_rows", action="store_false",
                         help="skip the table of single long rows on 1 thread and on all threads")
+    parser.add_argument("--batches", default="",
+                        help="comma-separated batch kinds for the in-place table against fht_cpu: l2, big "
+                             "(default: none; needs fht_cpu)")
+    parser.add_argument("--layouts", default="aligned,numpy",
+                        help="comma-separated layouts for --batches: aligned, numpy (default: both)")
+    parser.add_argument("--only-batches", action="store_true", help="print only the --batches table")
     args = parser.parse_args(argv)
+    kinds = [k for k in args.batches.split(",") if k]
+    layouts = [k for k in args.layouts.split(",") if k]
+    for k in kinds:
+        if k not in BATCH_BYTES:
+            parser.error(f"--batches: unknown kind {k!r} (allowed: {', '.join(BATCH_BYTES)})")
+    for k in layouts:
+        if k not in ("aligned", "numpy"):
+            parser.error(f"--layouts: unknown layout {k!r} (allowed: aligned, numpy)")
+    if kinds and fht_cpu is None:
+        parser.error("--batches compares with fht_cpu, which is not installed (pip install fht_cpu)")
 
     all_threads = pysketch.get_num_threads()
     pysketch.set_num_threads(1)
     print("\n".join(_timing.header_lines()))
     print(f"Python {platform.python_version()}, numpy {np.__version__}, fht_cpu {_timing.package_version('fht_cpu')}")
+    if args.only_batches:
+        batch_table(kinds, layouts, args.budget)
+        return 0
     print(f"Best of many trials per cell ({args.budget:g} s each); time per transform = best batch time / rows; "
           f"batches of ~{BATCH_ELEMENTS} elements")
     header = (
@@ -144,6 +223,8 @@ def main(argv=None):
                 f"{format_ns(r['default']):>10} {peer_cols} {format_ns(r['fft']):>10} {r['fft'] / ps:>6.1f}x",
                 flush=True,
             )
+    if kinds:
+        batch_table(kinds, layouts, args.budget)
     if args.long_rows:
         print()
         if all_threads < 2:
