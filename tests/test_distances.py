@@ -3,6 +3,7 @@
 variance (and the paper's printed Theorem-3 correction failing), releases, files, the
 mechanism choice, optimal_k, and a privacy audit of the SJLT-Laplace release."""
 
+import dataclasses
 import math
 import pickle
 
@@ -422,3 +423,48 @@ def test_jl_transformer_charges_each_release_once():
     with pytest.raises(BudgetError):
         tr.transform(X)
     assert len(acc.history) == 3
+
+
+def test_blocked_all_pairs_and_nearest_neighbours(monkeypatch, tmp_path):
+    # The estimates are formed in blocks of rows: the all-pairs matrix agrees with the
+    # one-product formula whatever the block (bits may differ by BLAS blocking, never more
+    # than rounding); nearest_neighbors agrees with a full sort of that matrix (ties to the
+    # lower index, a row never its own neighbour) with blocks of 37 rows, holding one block.
+    import sys
+
+    from pysketch.distances import PrivateJLTransformer, nearest_neighbors
+
+    rel = sys.modules["pysketch.distances.release"]
+    X = np.random.default_rng(1).uniform(size=(300, 20))
+    tr = PrivateJLTransformer(64, sparsity=1, epsilon=4.0, random_state=7).fit(X)
+    R, R2 = tr.release(X), tr.release(X[:50])
+    A = R.values
+    sq = (A * A).sum(1)
+    ref = sq[:, None] + sq[None, :] - 2.0 * (A @ A.T.copy()) - R.correction_dim * 2 * R.m2
+    np.fill_diagonal(ref, 0.0)
+    whole = pairwise_sq_distances(R)
+    np.testing.assert_allclose(whole, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+    monkeypatch.setattr(rel, "_BLOCK_BYTES", 8 * 300 * 37)
+    np.testing.assert_allclose(pairwise_sq_distances(R), whole, rtol=0, atol=1e-12 * np.abs(ref).max())
+    assert (np.diag(pairwise_sq_distances(R)) == 0).all()
+    out = np.lib.format.open_memmap(tmp_path / "d.npy", mode="w+", dtype=np.float64, shape=(300, 50))
+    assert pairwise_sq_distances(R, R2, out=out) is out
+    np.testing.assert_allclose(out, pairwise_sq_distances(R, R2), rtol=0, atol=1e-12 * np.abs(ref).max())
+    idx, est = nearest_neighbors(R, n_neighbors=5)
+    D = whole.copy()
+    np.fill_diagonal(D, np.inf)
+    order = np.lexsort((np.broadcast_to(np.arange(300), D.shape), D), axis=1)[:, :5]
+    np.testing.assert_array_equal(idx, order)
+    np.testing.assert_allclose(est, np.take_along_axis(D, order, axis=1), rtol=0, atol=1e-12 * np.abs(ref).max())
+    assert (idx != np.arange(300)[:, None]).all()
+    idx2, _ = nearest_neighbors(R, R2, n_neighbors=50)  # every row of b, sorted
+    np.testing.assert_array_equal(np.sort(idx2, axis=1), np.broadcast_to(np.arange(50), (300, 50)))
+    # Exact ties go to the lower index.
+    T = dataclasses.replace(R, values=np.zeros((4, 64)))
+    np.testing.assert_array_equal(nearest_neighbors(T, n_neighbors=2)[0], [[1, 2], [0, 2], [0, 1], [0, 1]])
+    with pytest.raises(ValueError, match=r"n_neighbors must be in \[1, 299\]"):
+        nearest_neighbors(R, n_neighbors=300)
+    with pytest.raises(TypeError, match="n_neighbors must be an int"):
+        nearest_neighbors(R, n_neighbors=2.0)
+    with pytest.raises(ValueError, match="out must be a float64 ndarray of shape"):
+        pairwise_sq_distances(R, R2, out=np.empty((300, 49)))

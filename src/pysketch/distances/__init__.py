@@ -6,11 +6,12 @@ with the exact variance of `pysketch.distances.formulas`. A private k-nearest-ne
 search over releases:
 
 >>> import numpy as np
->>> from pysketch.distances import PrivateJLTransformer, pairwise_sq_distances
+>>> from pysketch.distances import PrivateJLTransformer, nearest_neighbors, pairwise_sq_distances
 >>> X = np.random.default_rng(0).poisson(3.0, size=(200, 1000)).astype(float)  # count vectors
 >>> tr = PrivateJLTransformer(256, sparsity=1, epsilon=1.0, random_state=2024).fit(X)  # public seed
->>> D = pairwise_sq_distances(tr.release(X))     # unbiased estimates of ||x_i - x_j||^2
->>> neighbours = np.argsort(D, axis=1)[:, 1:6]   # five nearest of each row (column 0 is itself)
+>>> R = tr.release(X)
+>>> D = pairwise_sq_distances(R)                 # unbiased estimates of ||x_i - x_j||^2 (200 x 200)
+>>> idx, est = nearest_neighbors(R, n_neighbors=5)  # five nearest of each row, in blocks
 
 Also: the fast JL transform with output (`release`) or input (`release_input`)
 perturbation, and the dense Gaussian JL baseline (`gaussian_jl_operator`,
@@ -19,8 +20,9 @@ perturbation, and the dense Gaussian JL baseline (`gaussian_jl_operator`,
 
 from . import formulas
 from .release import (DistanceRelease, choose_mechanism, gaussian_jl_operator, kenthapadi_release, max_column_norm,
-                      pairwise_sq_distances, release, release_cost, release_input, sq_distance)
+                      nearest_neighbors, pairwise_sq_distances, release, release_cost, release_input,
+                      sq_distance)
 from .transformer import PrivateJLTransformer
 
-__all__ = ["DistanceRelease", "release", "release_cost", "release_input", "sq_distance", "pairwise_sq_distances", "max_column_norm",
+__all__ = ["DistanceRelease", "release", "release_cost", "release_input", "sq_distance", "pairwise_sq_distances", "nearest_neighbors", "max_column_norm",
            "choose_mechanism", "gaussian_jl_operator", "kenthapadi_release", "formulas", "PrivateJLTransformer"]

@@ -40,7 +40,7 @@ from ..privacy.accountant import charge
 from ..privacy.mechanisms import Gaussian, Laplace, check_delta, check_epsilon
 from . import formulas
 
-__all__ = ["DistanceRelease", "release", "release_cost", "release_input", "sq_distance", "pairwise_sq_distances", "max_column_norm",
+__all__ = ["DistanceRelease", "release", "release_cost", "release_input", "sq_distance", "pairwise_sq_distances", "nearest_neighbors", "max_column_norm",
            "choose_mechanism", "gaussian_jl_operator", "kenthapadi_release", "RELEASE_FORMAT"]
 
 RELEASE_FORMAT = "pysketch.distance_release"
@@ -407,16 +407,115 @@ def sq_distance(a, b, i=0, j=0):
         return float(_finite_estimates(np.asarray(diff @ diff - a.correction_dim * (a.m2 + b.m2))))
 
 
-def pairwise_sq_distances(a, b=None):
-    """All-pairs unbiased estimates (n_a, n_b) through one matrix product (BLAS). With b
-    None, between the rows of a (the diagonal, a row with itself, is set to 0)."""
+#: Bytes of estimates formed at once by the blocked all-pairs loops (a block of rows of a
+#: against every row of b).
+_BLOCK_BYTES = 32 << 20
+
+
+def _pair_blocks(a, b, same):
+    """Yield (i0, i1, D) with D the unbiased estimates between rows i0:i1 of a and every row
+    of b, in blocks of about _BLOCK_BYTES. Each block is one product of a slice of A with a
+    separate copy of B transposed, so BLAS never sees A @ A.T (numpy sends that to a
+    symmetric rank-k routine, where numpy's bundled OpenBLAS was seen to crash at 27 000
+    rows on 2 threads)."""
+    A, B = a.values, b.values
+    Bt = np.array(B.T, order="C")  # its own buffer, also when b is a
+    with np.errstate(over="ignore", invalid="ignore"):
+        na, nb = (A * A).sum(axis=1), (B * B).sum(axis=1)
+    shift = a.correction_dim * (a.m2 + b.m2)
+    step = max(1, _BLOCK_BYTES // (8 * max(1, B.shape[0])))
+    for i0 in range(0, A.shape[0], step):
+        i1 = min(A.shape[0], i0 + step)
+        with np.errstate(over="ignore", invalid="ignore"):
+            D = A[i0:i1] @ Bt
+            D *= -2.0
+            D += na[i0:i1, None]
+            D += nb[None, :]
+            D -= shift
+        _finite_estimates(D)
+        if same:
+            D[np.arange(i1 - i0), np.arange(i0, i1)] = 0.0
+        yield i0, i1, D
+
+
+def pairwise_sq_distances(a, b=None, *, out=None):
+    """All-pairs unbiased estimates (n_a, n_b). With b None, between the rows of a (the
+    diagonal, a row with itself, is set to 0).
+
+    The (n_a, n_b) float64 matrix is what this returns, so it needs 8 n_a n_b bytes (checked
+    against the machine's memory first); the estimates are formed in blocks of rows, so
+    nothing larger than a block is made beside it. For the nearest rows of each row, use
+    :func:`nearest_neighbors`, which never holds more than a block.
+
+    Parameters
+    ----------
+    a, b : DistanceRelease
+        Releases under the same public operator.
+    out : ndarray of float64, shape (n_a, n_b), optional
+        Where to write the estimates (e.g. a ``numpy.memmap`` on disk for many rows).
+
+    Returns
+    -------
+    ndarray of shape (n_a, n_b)
+    """
     same = b is None
     b = a if same else b
     _check_pair(a, b)
-    A, B = a.values, b.values
-    with np.errstate(over="ignore", invalid="ignore"):
-        na, nb = (A * A).sum(axis=1), (B * B).sum(axis=1)
-        D = _finite_estimates(na[:, None] + nb[None, :] - 2.0 * (A @ B.T) - a.correction_dim * (a.m2 + b.m2))
-    if same:
-        np.fill_diagonal(D, 0.0)
-    return D
+    shape = (a.values.shape[0], b.values.shape[0])
+    if out is None:
+        check_size(shape[0] * shape[1], "n_a * n_b", minimum=0, nbytes=lambda v: 8 * v,
+                   what="for the matrix of all-pairs estimates (nearest_neighbors needs none)")
+        out = np.empty(shape)
+    elif not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.shape != shape:
+        raise ValueError(f"out must be a float64 ndarray of shape {shape}, got "
+                         f"{getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
+    for i0, i1, D in _pair_blocks(a, b, same):
+        out[i0:i1] = D
+    return out
+
+
+def nearest_neighbors(a, b=None, n_neighbors=1):
+    """For every row of release `a`, the `n_neighbors` rows of `b` with the smallest
+    estimated squared distance, nearest first: ``(indices, estimates)``, both of shape
+    (n_a, n_neighbors). With b None, among the other rows of a (a row is never its own
+    neighbour).
+
+    The estimates are formed in blocks of rows (about 32 MB at a time) and only the
+    neighbours are kept: memory is O(n_a * n_neighbors), whatever n_a and n_b. Ties are
+    broken by the lower index.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.distances import PrivateJLTransformer, nearest_neighbors
+    >>> X = np.random.default_rng(0).uniform(size=(300, 20))
+    >>> tr = PrivateJLTransformer(64, sparsity=1, epsilon=4.0, random_state=7).fit(X)
+    >>> idx, est = nearest_neighbors(tr.release(X), n_neighbors=3)
+    >>> idx.shape, est.shape
+    ((300, 3), (300, 3))
+    """
+    same = b is None
+    b = a if same else b
+    _check_pair(a, b)
+    nb = b.values.shape[0] - (1 if same else 0)
+    if isinstance(n_neighbors, (bool, np.bool_)) or not isinstance(n_neighbors, numbers.Integral):
+        raise TypeError(f"n_neighbors must be an int, got {type(n_neighbors).__name__}")
+    if not 1 <= n_neighbors <= max(nb, 0):
+        raise ValueError(f"n_neighbors must be in [1, {nb}] (the rows of {'a other than itself' if same else 'b'}), "
+                         f"got {n_neighbors}")
+    k = int(n_neighbors)
+    n_a = a.values.shape[0]
+    idx = np.empty((n_a, k), dtype=np.intp)
+    est = np.empty((n_a, k))
+    for i0, i1, D in _pair_blocks(a, b, same):
+        if same:
+            D[np.arange(i1 - i0), np.arange(i0, i1)] = np.inf
+        # stable order: by estimate, then by index (argsort of the k + ties candidates)
+        part = np.argpartition(D, k - 1, axis=1)[:, :k] if k < D.shape[1] else np.tile(np.arange(D.shape[1]), (i1 - i0, 1))
+        kth = np.take_along_axis(D, part, axis=1).max(axis=1)
+        for r in range(i1 - i0):
+            cand = np.flatnonzero(D[r] <= kth[r])
+            order = np.lexsort((cand, D[r, cand]))[:k]
+            idx[i0 + r] = cand[order]
+            est[i0 + r] = D[r, cand[order]]
+    return idx, est
