@@ -8,7 +8,8 @@
 // (nonlinearities), bind_operators.cpp (frequency operators, sketches), bind_decoders.cpp
 // (inner terms of the learning decoders), bind_subsample.cpp (subsampled sketches),
 // bind_clamp.cpp (CL-AMP output nodes), bind_onehot.cpp (HIST and RACE one-hot maps, Gram matrix),
-// bind_row_action.cpp (Kaczmarz and SGD row-action loops).
+// bind_row_action.cpp (Kaczmarz and SGD row-action loops), bind_noise.cpp (exact discrete
+// Laplace and discrete Gaussian noise from a ChaCha20 key).
 #include <pybind11/pybind11.h>
 
 namespace pysketch_bind {
@@ -21,6 +22,7 @@ void bind_clamp(pybind11::module_ &m);
 void bind_onehot(pybind11::module_ &m);
 void bind_sparse_jl(pybind11::module_ &m);
 void bind_row_action(pybind11::module_ &m);
+void bind_noise(pybind11::module_ &m);
 }  // namespace pysketch_bind
 
 #if defined(PYBIND11_VERSION_HEX) && PYBIND11_VERSION_HEX >= 0x020D0000
@@ -39,4 +41,5 @@ PYBIND11_MODULE(_core, m)
     pysketch_bind::bind_onehot(m);
     pysketch_bind::bind_sparse_jl(m);
     pysketch_bind::bind_row_action(m);
+    pysketch_bind::bind_noise(m);
 }
