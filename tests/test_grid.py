@@ -136,7 +136,9 @@ def test_denoisers_keep_the_records_and_drop_the_noise_of_empty_cells():
         assert w[~empty].sum() > 0.9 * 4000, name
     C, _, chosen, costs = grid_kmeans(p, 1, random_state=0)
     assert set(costs) == {f"{n}/{lv}" for n in ("hard", "smooth", "tested") for lv in (0, 1)}
-    np.testing.assert_allclose(C[0], X.mean(axis=0), atol=0.05)
+    # within one cell (10/60): over 12 seeds of the compiled sampler and 12 of the Python
+    # one the centre was 0.002-0.10 from the records' mean (the same spread for both)
+    np.testing.assert_allclose(C[0], X.mean(axis=0), atol=10 / 60)
 
 
 # ---------------------------------------------------------------- the estimator's private route

@@ -360,12 +360,20 @@ def test_noisy_sketches_stop_at_the_noise_level():
     # itself), instead of creeping on into the noise.
     X = low_rank(20_000, 64, 4, nu=0.1, seed=9)
     sk = quadratic_sketch(X, 2 * 4 * 64, operator="r3", data_norm=1.0)
-    private = make_private(sk, 5.0, split=0.95, insecure_seed=3)
-    pb = SubspaceProblem.from_sketch(private)
+    # Whether the unstopped fit creeps below the level depends on the draw: with this sketch
+    # it did for about half of the seeds (residual^2 / level 0.95-1.31 at the stop, over 16
+    # seeds of the compiled and the Python samplers alike); the test takes the first such
+    # draw and checks the stop there.
     dof = 64 * 4 - 6 + 1
-    fstop = (pb.m - dof) * pb.noise_variance / (pb.z @ pb.z)
+    for seed in range(12):
+        pb = SubspaceProblem.from_sketch(make_private(sk, 5.0, split=0.95, insecure_seed=seed))
+        fstop = (pb.m - dof) * pb.noise_variance / (pb.z @ pb.z)
+        full = BurerMonteiro(discrepancy=False).decode(pb, 4, n_init=1, random_state=0)
+        if full.residual ** 2 < 0.9 * fstop:
+            break
+    else:
+        pytest.fail("in 12 draws the unstopped fit never went below the noise level")
     stopped = BurerMonteiro().decode(pb, 4, n_init=1, random_state=0)
-    full = BurerMonteiro(discrepancy=False).decode(pb, 4, n_init=1, random_state=0)
     assert 0.5 * fstop <= stopped.residual ** 2 <= fstop
     assert full.residual < stopped.residual and full.n_iter > stopped.n_iter + 10
     # the clean sketch is fitted to the end (far below that level)

@@ -370,15 +370,18 @@ def test_files_written_before_the_contracts_still_load_with_the_same_bits():
     blocks = Sketch.load(os.path.join(DATA, "sketch_v2_blocks.npz"))
     assert blocks == fm4.sketch_subsampled(rng.standard_normal((20, 4)), 4, scheme="blocks", random_state=4)
     priv = Sketch.load(os.path.join(DATA, "private_v1_gaussian.npz"))
-    # the same seeded release today: same noisy count, noisy sum and record, bit for bit,
-    # given the same budget split (the split and the analytic-Gaussian sigma come from
-    # scipy's solvers, whose last bits change between scipy versions: 1.17.1 moved the split
-    # by 4e-8 relative; the file records the split it used)
+    # the same seeded release today: the same record and calibration, given the same budget
+    # split (the split and the analytic-Gaussian sigma come from scipy's solvers, whose last
+    # bits change between scipy versions: 1.17.1 moved the split by 4e-8 relative; the file
+    # records the split it used). The noise itself differs: since the compiled samplers
+    # (issue 35) a seeded release draws from a ChaCha20 stream keyed by the seed, where the
+    # file's noise came from the Python samplers.
     from pysketch.privacy import make_private
 
     split = priv.privacy["epsilon_sum"] / priv.privacy["epsilon"]
     again = make_private(fm.sketch(X), 1.0, 1e-6, split=split, insecure_seed=5)
-    assert isinstance(priv, PrivateSketch) and priv == again
+    assert isinstance(priv, PrivateSketch) and again.privacy == priv.privacy
+    assert again.sum.shape == priv.sum.shape and again.feature_map == priv.feature_map
     assert priv.privacy["epsilon_sum"] == pytest.approx(make_private(fm.sketch(X), 1.0, 1e-6).privacy["epsilon_sum"],
                                                         rel=1e-6)
     assert priv.privacy["mechanism"] == "gaussian" and priv.privacy["epsilon"] == 1.0

@@ -25,8 +25,12 @@ secret is ever added to a floating-point noise value:
 3. integer noise is drawn *exactly* from the discrete Laplace or discrete Gaussian law
    on the integers with the algorithms of Canonne, Kamath & Steinke ("The discrete
    Gaussian for differential privacy", NeurIPS 2020, Algorithms 1-3): rejection sampling
-   that uses only uniform integers and exact rational arithmetic (Python integers), no
-   floating point at all;
+   that uses only uniform integers and exact rational arithmetic, no floating point at
+   all. The compiled core draws whole vectors (C++, 64- to 256-bit integers, both cores)
+   wherever its integer range covers the parameter (``_compiled_covers``: Laplace scales
+   up to 2^56 grid steps with numerator and denominator below 2^63, a Laplace mechanism's
+   scale being first rounded *up* to such a fraction, by a relative 2^-61 at most;
+   Gaussian sigma^2 up to 2^108); beyond, the same algorithms run in Python integers;
 4. the output is ``(q + noise) * g`` converted to float64: a deterministic function of
    the private integer vector, so post-processing.
 
@@ -43,7 +47,8 @@ integer L2 sensitivity ``Delta`` is ``rho``-zero-concentrated DP with
 ``rho = Delta^2 / (2 sigma^2)``, like the continuous one (``zcdp_rho``).
 
 **Where the randomness comes from.** By default from the operating system's entropy
-(``secrets.SystemRandom``: ``os.urandom``), never from a seed, a NumPy generator or
+(``secrets.SystemRandom``: ``os.urandom``; the compiled sampler's ChaCha20 stream, RFC
+8439, is keyed by 32 fresh bytes of it for every vector of draws), never from a seed, a NumPy generator or
 the operator's public ``random_state``, and the noise is never stored. A seeded mode,
 ``insecure_seed=<int>``, reproduces the same noise for tests and experiments; it gives
 no privacy against anyone who knows or guesses the seed, and everything it produces is
@@ -108,6 +113,11 @@ class _Source:
     def below(self, n):
         return self._rng.randrange(n)
 
+    def key(self):
+        """32 bytes keying the compiled sampler's ChaCha20 stream for one vector of draws:
+        fresh OS entropy, or the next 256 bits of the seeded generator (insecure)."""
+        return secrets.token_bytes(32) if self.secure else self._rng.getrandbits(256).to_bytes(32, "little")
+
 
 def noise_source(insecure_seed=None):
     """The source of noise randomness: OS entropy (``None``) or a seeded, insecure one."""
@@ -170,6 +180,63 @@ def _discrete_gaussian_one(src, s2_num, s2_den):
             return y
 
 
+def _compiled_covers(law, num, den):
+    """Whether the compiled sampler's exact integer arithmetic covers the parameter num / den
+    (the ranges of src/cpp/pysketch/exact_noise.hpp): discrete Laplace 1 <= num, den < 2^63
+    with a scale <= 2^56 (its draws then stay in int64); discrete Gaussian 1 <= num, den <
+    2^118 with sigma^2 <= 2^108."""
+    if law == "laplace":
+        return 1 <= num < 1 << 63 and 1 <= den < 1 << 63 and num <= den << 56
+    return 1 <= num < 1 << 118 and 1 <= den < 1 << 118 and num <= den << 108
+
+
+def _dyadic_at_least(t):
+    """The smallest c / 2^j >= t (a Fraction) with j = 62 - bits of floor(t): numerator and
+    denominator below 2^63 for any t < 2^62, larger than t by a relative 2^-61 at most
+    (t >= 1) or an absolute 2^-62. A scale rounded up adds noise, which never weakens the
+    guarantee: the exact epsilon of the rounded scale is at most the one asked."""
+    bits = (t.numerator // t.denominator).bit_length()
+    if bits > 62:
+        return t
+    j = 62 - bits
+    return Fraction(-(-(t.numerator << j) // t.denominator), 1 << j)
+
+
+def _compiled_draws(law, src, num, den, size):
+    """size exact draws from the compiled sampler (pysketch._core, CKS 2020 Algorithms 1-3
+    from a ChaCha20 stream keyed by src.key()) as an int64 array, or None where its integer
+    arithmetic does not cover the parameter num / den (the caller then draws in Python)."""
+    from .. import _core
+
+    fn = getattr(_core, "discrete_laplace" if law == "laplace" else "discrete_gaussian", None)
+    if fn is None or size == 0 or not _compiled_covers(law, num, den):
+        return None
+    return fn(num, den, size, src.key())
+
+
+def _laplace_draws(src, t, size):
+    """size exact discrete Laplace draws of scale t (a Fraction): an int64 array, or a
+    list of Python ints where only the Python sampler covers t."""
+    out = _compiled_draws("laplace", src, t.numerator, t.denominator, size)
+    return out if out is not None else [_discrete_laplace_one(src, t.numerator, t.denominator) for _ in range(size)]
+
+
+def _gaussian_draws(src, s2, size):
+    """As _laplace_draws, for the discrete Gaussian of parameter sigma^2 = s2 (a Fraction)."""
+    out = _compiled_draws("gaussian", src, s2.numerator, s2.denominator, size)
+    return out if out is not None else [_discrete_gaussian_one(src, s2.numerator, s2.denominator) for _ in range(size)]
+
+
+def _noisy_on_grid(q, noise, g):
+    """(q + noise) * g in float64: q the grid integers (float64 holding integers), noise the
+    exact integer draws. The integer sum is exact and rounded to float64 once (as
+    float(int) rounds), then scaled by the power of two g: no float enters the noise
+    before it is on the grid."""
+    if isinstance(noise, np.ndarray) and q.size and np.abs(q).max() < 2.0 ** 62 and np.abs(noise).max() < 1 << 62:
+        return (q.astype(np.int64) + noise).astype(np.float64) * g
+    return np.array([float(int(a) + int(b)) for a, b in zip(q, noise)], dtype=np.float64) * g
+
+
 def _as_fraction(x, name):
     f = Fraction(x)
     if f <= 0:
@@ -189,7 +256,7 @@ def sample_discrete_laplace(scale, size, insecure_seed=None):
     t = _as_fraction(scale, "scale")
     size = check_size(size, "size", minimum=0, nbytes=lambda v: v * _LIST_INT_BYTES, what="for a list of ints")
     src = noise_source(insecure_seed)
-    return [_discrete_laplace_one(src, t.numerator, t.denominator) for _ in range(size)]
+    return [int(v) for v in _laplace_draws(src, t, size)]
 
 
 def sample_discrete_gaussian(sigma2, size, insecure_seed=None):
@@ -199,7 +266,7 @@ def sample_discrete_gaussian(sigma2, size, insecure_seed=None):
     s2 = _as_fraction(sigma2, "sigma2")
     size = check_size(size, "size", minimum=0, nbytes=lambda v: v * _LIST_INT_BYTES, what="for a list of ints")
     src = noise_source(insecure_seed)
-    return [_discrete_gaussian_one(src, s2.numerator, s2.denominator) for _ in range(size)]
+    return [int(v) for v in _gaussian_draws(src, s2, size)]
 
 
 def noisy_count(n, epsilon_count, insecure_seed=None):
@@ -209,7 +276,7 @@ def noisy_count(n, epsilon_count, insecure_seed=None):
     epsilon_count = check_epsilon(epsilon_count, "epsilon_count")
     t = Fraction(1) / Fraction(epsilon_count)
     src = noise_source(insecure_seed)
-    return int(n) + _discrete_laplace_one(src, t.numerator, t.denominator)
+    return int(n) + int(_laplace_draws(src, t, 1)[0])
 
 
 # ---------------------------------------------------------------------- calibration
@@ -394,7 +461,7 @@ def _round_to_grid(flat, g):
             f"the magnitude of the value ({np.abs(flat).max():.3g}) is outside the supported range for this "
             f"sensitivity: in noise-grid steps ({g:.3g}, the sensitivity over 2^{GRID_BITS} per coordinate) it "
             "overflows float64; rescale the data (and the sensitivity) by a constant")
-    return [int(v) for v in q]
+    return q
 
 
 class _Mechanism:
@@ -411,9 +478,9 @@ class _Mechanism:
         D = flat.size
         if D == 0:
             return back(flat.copy())
-        g, draw = self._prepare(D)
+        g, draws = self._prepare(D)
         q = _round_to_grid(flat, g)
-        noisy = np.array([float(a + draw()) for a in q], dtype=np.float64) * g
+        noisy = _noisy_on_grid(q, draws(D), g)
         self.grid_step_ = g
         return back(noisy)
 
@@ -457,9 +524,12 @@ class Laplace(_Mechanism):
         # integer L1 sensitivity of the rounded vector: ceil(Delta/g) + D grid steps
         delta_units = math.ceil(Fraction(self.sensitivity) / Fraction(g)) + D
         t = Fraction(delta_units) / Fraction(self.epsilon)  # exact: epsilon = delta_units / t
+        # a nearby scale with small numerator and denominator, for the compiled sampler:
+        # epsilon = delta_units / t' <= the epsilon asked
+        t = _dyadic_at_least(t)
         src = self._source
         self.effective_scale_ = float(t) * g
-        return g, lambda: _discrete_laplace_one(src, t.numerator, t.denominator)
+        return g, lambda size: _laplace_draws(src, t, size)
 
 
 class Gaussian(_Mechanism):
@@ -523,7 +593,7 @@ class Gaussian(_Mechanism):
         src = self._source
         self.effective_scale_ = sigma
         self._effective_sensitivity_ = sens
-        return g, lambda: _discrete_gaussian_one(src, s2.numerator, s2.denominator)
+        return g, lambda size: _gaussian_draws(src, s2, size)
 
 
 # ---------------------------------------------------------------------- additions (seed004)
@@ -547,8 +617,7 @@ def gaussian_noise(value, sigma, *, insecure_seed=None):
     g = _grid_step(sigma / 2.0 ** GRID_BITS)
     s2 = Fraction(sigma / g) ** 2  # exact: g is a power of two
     q = _round_to_grid(flat, g)
-    noisy = np.array([float(a + _discrete_gaussian_one(src, s2.numerator, s2.denominator)) for a in q],
-                     dtype=np.float64) * g
+    noisy = _noisy_on_grid(q, _gaussian_draws(src, s2, q.size), g)
     return back(noisy)
 
 
