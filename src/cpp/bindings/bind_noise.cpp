@@ -91,6 +91,24 @@ std::uint32_t nonce_arg(const py::handle &obj)
     return static_cast<std::uint32_t>(u64_arg(obj, "nonce", 0, 32, "need 0 <= nonce < 2**32"));
 }
 
+// The checked size, key and nonce, a new int64 array of that size, and fill(data, size, key,
+// nonce) run on it without the GIL.
+template <class Fill>
+py::array_t<std::int64_t> draws(const py::object &size_obj, const py::object &key_obj, const py::object &nonce_obj,
+                                Fill &&fill)
+{
+    const std::size_t size = size_arg(size_obj);
+    const en::Key key = key_arg(key_obj);
+    const std::uint32_t nonce = nonce_arg(nonce_obj);
+    py::array_t<std::int64_t> out(static_cast<py::ssize_t>(size));
+    std::int64_t *data = out.mutable_data();
+    {
+        py::gil_scoped_release release;
+        fill(data, size, key, nonce);
+    }
+    return out;
+}
+
 py::array_t<std::int64_t> discrete_laplace(const py::object &t_num_obj, const py::object &t_den_obj,
                                            const py::object &size_obj, const py::object &key_obj,
                                            const py::object &nonce_obj)
@@ -102,16 +120,10 @@ py::array_t<std::int64_t> discrete_laplace(const py::object &t_num_obj, const py
         throw py::value_error("the scale t_num / t_den = " + std::to_string(t_num) + " / " + std::to_string(t_den) +
                               " is outside the compiled sampler's range: need t_num / t_den <= 2**" +
                               std::to_string(en::laplace_max_log2_scale));
-    const std::size_t size = size_arg(size_obj);
-    const en::Key key = key_arg(key_obj);
-    const std::uint32_t nonce = nonce_arg(nonce_obj);
-    py::array_t<std::int64_t> out(static_cast<py::ssize_t>(size));
-    std::int64_t *data = out.mutable_data();
-    {
-        py::gil_scoped_release release;
+    return draws(size_obj, key_obj, nonce_obj, [&](std::int64_t *data, std::size_t size, const en::Key &key,
+                                                   std::uint32_t nonce) {
         en::discrete_laplace(t_num, t_den, data, size, key, nonce);
-    }
-    return out;
+    });
 }
 
 py::array_t<std::int64_t> discrete_gaussian(const py::object &a_obj, const py::object &b_obj,
@@ -126,16 +138,10 @@ py::array_t<std::int64_t> discrete_gaussian(const py::object &a_obj, const py::o
                               py::repr(b_obj).cast<std::string>() +
                               " is outside the compiled sampler's range: need s2_num / s2_den <= 2**" +
                               std::to_string(en::gaussian_max_log2_sigma2));
-    const std::size_t size = size_arg(size_obj);
-    const en::Key key = key_arg(key_obj);
-    const std::uint32_t nonce = nonce_arg(nonce_obj);
-    py::array_t<std::int64_t> out(static_cast<py::ssize_t>(size));
-    std::int64_t *data = out.mutable_data();
-    {
-        py::gil_scoped_release release;
+    return draws(size_obj, key_obj, nonce_obj, [&](std::int64_t *data, std::size_t size, const en::Key &key,
+                                                   std::uint32_t nonce) {
         en::discrete_gaussian(a, b, data, size, key, nonce);
-    }
-    return out;
+    });
 }
 
 py::bytes chacha20_block(const py::object &key_obj, const py::object &counter_obj, const py::object &nonce_obj)

@@ -60,6 +60,7 @@
 #include <type_traits>
 
 #include "pysketch/parallel.hpp"
+#include "pysketch/random.hpp"
 
 namespace pysketch {
 namespace exact_noise {
@@ -255,22 +256,6 @@ using U128 = UInt<2>;
 
 namespace detail {
 
-// hi:lo = a * b.
-inline void mul64(std::uint64_t a, std::uint64_t b, std::uint64_t &hi, std::uint64_t &lo)
-{
-#if defined(__SIZEOF_INT128__)
-    const U128 p = static_cast<U128>(a) * b;
-    hi = static_cast<std::uint64_t>(p >> 64);
-    lo = static_cast<std::uint64_t>(p);
-#else
-    const std::uint64_t a0 = a & 0xffffffffu, a1 = a >> 32, b0 = b & 0xffffffffu, b1 = b >> 32;
-    const std::uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
-    const std::uint64_t mid = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
-    lo = (mid << 32) | (p00 & 0xffffffffu);
-    hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
-#endif
-}
-
 inline int bit_length64(std::uint64_t v)
 {
 #if defined(__GNUC__) || defined(__clang__)
@@ -376,7 +361,7 @@ UInt<N> operator*(const UInt<N> &a, const UInt<N> &b)
         std::uint64_t carry = 0;
         for (std::size_t j = 0; i + j < N; ++j) {
             std::uint64_t hi, lo;
-            detail::mul64(a.w[i], b.w[j], hi, lo);
+            ::pysketch::random::detail::mulhilo64(a.w[i], b.w[j], hi, lo);
             lo += carry;
             hi += lo < carry ? 1u : 0u;
             r.w[i + j] += lo;
@@ -544,10 +529,10 @@ inline std::uint64_t uniform_below(Stream &s, std::uint64_t n)
 {
     if (n == 1) return 0;
     std::uint64_t hi, lo;
-    detail::mul64(s.next(), n, hi, lo);
+    ::pysketch::random::detail::mulhilo64(s.next(), n, hi, lo);
     if (lo < n) {
         const std::uint64_t threshold = (0 - n) % n;  // 2^64 mod n
-        while (lo < threshold) detail::mul64(s.next(), n, hi, lo);
+        while (lo < threshold) ::pysketch::random::detail::mulhilo64(s.next(), n, hi, lo);
     }
     return hi;
 }
