@@ -722,3 +722,53 @@ def test_release_and_decoding_problem_reject_bad_arguments():
     for kw in (dict(noise_variance=-1.0), dict(noise_variance=float("inf")), dict(count=0)):
         with pytest.raises(ValueError, match="noise_variance|count"):
             DecodingProblem(fm, sk.mean(), **kw)
+
+
+def test_randomise_rows_is_one_release_per_row():
+    # randomise_rows draws the noise of all rows in one vector: the same grid as randomise
+    # of one row, and per coordinate the law's variance (Laplace 2 b^2, Gaussian sigma^2)
+    # within 5 standard errors over 10^5 coordinates (Laplace: Var X^2 = 20 b^4).
+    from pysketch.privacy.mechanisms import Gaussian, Laplace
+
+    zeros = np.zeros((2000, 50))
+    lap = Laplace(1.0, 3.0, insecure_seed=1)
+    rows = lap.randomise_rows(zeros)
+    g = lap.grid_step_
+    lap.randomise(zeros[0])
+    assert rows.shape == (2000, 50) and rows.dtype == np.float64 and lap.grid_step_ == g
+    b = lap.effective_scale_
+    assert abs(rows.var() - 2 * b * b) <= 5 * math.sqrt(20 / rows.size) * b * b
+    gau = Gaussian(1.0, 1e-5, 1.0, insecure_seed=2)
+    rows = gau.randomise_rows(zeros + 7.0)
+    s = gau.effective_scale_
+    assert abs(rows.mean() - 7.0) <= 5 * s / math.sqrt(rows.size)
+    assert abs(rows.var() - s * s) <= 5 * math.sqrt(2 / rows.size) * s * s
+    # rows are independent releases: no correlation between consecutive rows' noise
+    r = np.corrcoef(rows[:-1].ravel(), rows[1:].ravel())[0, 1]
+    assert abs(r) <= 5 / math.sqrt(rows[:-1].size)
+    with pytest.raises(ValueError, match="2-D real array"):
+        lap.randomise_rows(np.zeros(5))
+    with pytest.raises(ValueError, match="finite"):
+        lap.randomise_rows(np.full((2, 2), np.nan))
+
+
+def test_grid_parameter_is_the_exact_law_parameter():
+    # grid_parameter_ is the exact parameter the draws use, in grid steps: Laplace t (a
+    # dyadic fraction with numerator and denominator below 2^63, epsilon = units / t never
+    # above the one asked, within a relative 2^-60), Gaussian sigma^2 = (sigma / g)^2.
+    from fractions import Fraction
+
+    from pysketch.privacy.mechanisms import Gaussian, Laplace
+
+    for eps, sens, D in ((0.7, 3.0, 5), (2.0, 1e-3, 1000), (1e-3, 50.0, 1)):
+        lap = Laplace(eps, sens, insecure_seed=0)
+        lap.randomise(np.zeros(D))
+        t, g = lap.grid_parameter_, lap.grid_step_
+        assert isinstance(t, Fraction) and t.numerator < 2**63 and t.denominator < 2**63
+        assert t.denominator & (t.denominator - 1) == 0  # a power of two
+        units = math.ceil(Fraction(sens) / Fraction(g)) + D
+        assert units / t <= Fraction(eps) and Fraction(eps) - units / t <= Fraction(eps) * Fraction(1, 2**60)
+        assert lap.effective_scale_ == float(t) * g
+        gau = Gaussian(eps, 1e-6, sens, insecure_seed=0)
+        gau.randomise(np.zeros(D))
+        assert gau.grid_parameter_ == Fraction(gau.effective_scale_ / gau.grid_step_) ** 2

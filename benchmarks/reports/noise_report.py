@@ -2,8 +2,10 @@
 
     python benchmarks/reports/noise_report.py [--budget 0.5]
 
-For the discrete Laplace law (scales 1, 2^30 + 1/2 and 2^40 grid steps) and the discrete
-Gaussian (sigma^2 = 1, 10^4, 10^8 and 2^60 grid steps), the time of 10^6 draws from the
+For the discrete Laplace law (scales 1, 2^30 + 1/2 and 2^40 grid steps, and the exact scale
+a Laplace mechanism at epsilon = 1 draws for vectors of 10^3 and 10^6 coordinates) and the
+discrete Gaussian (sigma^2 = 1, 10^4, 10^8 and 2^60 grid steps, and the Gaussian
+mechanism's at epsilon = 1, delta = 1e-5 for the same sizes), the time of 10^6 draws from the
 compiled sampler (pysketch._core: Canonne, Kamath & Steinke 2020, Algorithms 1-3, from a
 ChaCha20 stream) on one thread and on two, and of 2 000 draws from the Python reference
 samplers (the same algorithms in Python integers, from OS entropy), printed as coordinates
@@ -32,9 +34,21 @@ from pysketch.privacy import mechanisms as mech  # noqa: E402
 
 LAPLACE = [Fraction(1), Fraction(2**31 + 1, 2), Fraction(2**40)]
 GAUSSIAN = [Fraction(1), Fraction(10**4), Fraction(10**8), Fraction(2**60)]
+MECHANISM_SIZES = (10**3, 10**6)
 N_COMPILED = 10**6
 N_PYTHON = 2000
 N_OPENDP = 10**5
+
+
+def mechanism_parameters(law):
+    """(label, parameter) of the exact law a mechanism draws from for vectors of each of
+    MECHANISM_SIZES coordinates (its grid_parameter_ after one release of zeros)."""
+    out = []
+    for D in MECHANISM_SIZES:
+        m = mech.Laplace(1.0, 1.0) if law == "laplace" else mech.Gaussian(1.0, 1e-5, 1.0)
+        m.randomise(np.zeros(D))
+        out.append((f"mech D=1e{len(str(D)) - 1}", m.grid_parameter_))
+    return out
 
 
 def best_seconds(fn, budget, rounds=3):
@@ -89,13 +103,13 @@ def main(argv=None):
     print(f"{'law':9} {'parameter':>14} {'compiled 1t':>12} {'compiled 2t':>12} {'2t/1t':>6} {'Python':>10} "
           f"{'1t/Python':>10} {'OpenDP':>10} {'1t/OpenDP':>10}")
     for law, params in (("laplace", LAPLACE), ("gaussian", GAUSSIAN)):
-        for p in params:
+        prefix = "t = " if law == "laplace" else "s2 = "
+        for label, p in [(prefix + f"{float(p):.6g}", p) for p in params] + mechanism_parameters(law):
             one, two = compiled_rate(law, p, 1, args.budget), compiled_rate(law, p, 2, args.budget)
             py = python_rate(law, p, args.budget)
             od = opendp_rate(law, p, args.budget)
-            name = ("t = " if law == "laplace" else "s2 = ") + (f"{float(p):.6g}")
             od_cols = f"{od:>10.3g} {one / od:>9.0f}x" if od else f"{'-':>10} {'-':>10}"
-            print(f"{law:9} {name:>14} {one:>12.3g} {two:>12.3g} {two / one:>5.2f}x {py:>10.3g} {one / py:>9.0f}x "
+            print(f"{law:9} {label:>14} {one:>12.3g} {two:>12.3g} {two / one:>5.2f}x {py:>10.3g} {one / py:>9.0f}x "
                   f"{od_cols}", flush=True)
     rng = np.random.default_rng(0)
     for name, fn in (("laplace", lambda: rng.laplace(size=N_COMPILED)), ("normal", lambda: rng.normal(size=N_COMPILED))):

@@ -247,9 +247,7 @@ def release(operator, X, epsilon, delta=0.0, *, mechanism="auto", contribution=1
     else:
         mech = Gaussian(epsilon, delta, d2, insecure_seed=insecure_seed)
     charge(accountant, epsilon, delta, "distances.release")
-    noisy = np.empty_like(Y)
-    for i in range(Y.shape[0]):
-        noisy[i] = mech.randomise(Y[i])
+    noisy = mech.randomise_rows(Y)  # one release per row
     scale = _check_noise_scale(mech.effective_scale_)
     m2, m4 = (formulas.laplace_moments(scale) if mechanism == "laplace" else formulas.gaussian_moments(scale))
     return DistanceRelease(values=noisy, operator_id=operator.fingerprint(), construction=operator.kind,
@@ -324,16 +322,12 @@ def release_input(operator, X, epsilon, delta, *, site="rotated", contribution=1
     if site == "rotated":
         Z = _nonempty(np.atleast_2d(operator.rotated(X)))
         charge(accountant, epsilon, delta, "distances.release_input")
-        noisy = np.empty_like(Z)
-        for i in range(Z.shape[0]):
-            noisy[i] = mech.randomise(Z[i])
+        noisy = mech.randomise_rows(Z)  # one release per row
         values, n_noised = operator.project(noisy), operator.padded_d
     else:
         Xa = _nonempty(np.atleast_2d(np.asarray(X, dtype=np.float64)))
         charge(accountant, epsilon, delta, "distances.release_input")
-        noisy = np.empty_like(Xa)
-        for i in range(Xa.shape[0]):
-            noisy[i] = mech.randomise(Xa[i])
+        noisy = mech.randomise_rows(Xa)  # one release per row
         values, n_noised = np.atleast_2d(operator.apply(noisy)), operator.d
     m2, m4 = formulas.gaussian_moments(_check_noise_scale(mech.effective_scale_))
     return DistanceRelease(values=values, operator_id=operator.fingerprint(), construction="fjlt",
@@ -375,9 +369,7 @@ def kenthapadi_release(operator, X, epsilon, delta, *, accountant=None, insecure
     Y = _nonempty(np.atleast_2d(np.asarray(operator.apply(X), dtype=np.float64)))
     mech = Gaussian(epsilon, delta, sigma / unit, insecure_seed=insecure_seed)  # noise of sigma per coordinate
     charge(accountant, epsilon, delta, "distances.kenthapadi_release")
-    noisy = np.empty_like(Y)
-    for i in range(Y.shape[0]):
-        noisy[i] = mech.randomise(Y[i])
+    noisy = mech.randomise_rows(Y)  # one release per row
     m2, m4 = formulas.gaussian_moments(_check_noise_scale(mech.effective_scale_))
     return DistanceRelease(values=noisy, operator_id=operator.fingerprint(), construction=operator.kind,
                            k=operator.m, mechanism="gaussian", epsilon=float(epsilon), delta=float(delta),

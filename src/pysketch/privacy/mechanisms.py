@@ -34,6 +34,10 @@ secret is ever added to a floating-point noise value:
 4. the output is ``(q + noise) * g`` converted to float64: a deterministic function of
    the private integer vector, so post-processing.
 
+After a release, a mechanism records ``grid_step_`` (g), ``effective_scale_`` (the noise
+scale in the value's units: Laplace b, Gaussian sigma) and ``grid_parameter_`` (the exact
+law's parameter in grid steps, a Fraction: Laplace t, Gaussian sigma^2).
+
 The discrete Laplace law with scale ``t`` grid steps (P(k) proportional to
 ``exp(-|k| / t)``) is exactly ``(Delta_units / t)``-DP for integer vectors at L1 distance
 ``Delta_units``, the same guarantee as the continuous Laplace mechanism. For the discrete
@@ -484,6 +488,26 @@ class _Mechanism:
         self.grid_step_ = g
         return back(noisy)
 
+    def randomise_rows(self, values):
+        """Each row of the 2-D real array ``values`` plus independent noise: one release
+        per row, exactly as ``randomise`` of each row in turn would make them (the same grid
+        and law for rows of the same length), with the noise of all rows drawn in one
+        vector. Returns a new float64 array."""
+        a = np.asarray(values)
+        if a.ndim != 2 or a.dtype.kind not in "fiu" or a.dtype.kind == "b":
+            raise ValueError(f"values must be a 2-D real array, got shape {a.shape} and dtype {a.dtype}")
+        n, D = a.shape
+        flat = a.astype(np.float64).ravel()
+        if not np.isfinite(flat).all():
+            raise ValueError("values must be finite")
+        if flat.size == 0:
+            return flat.reshape(n, D)
+        g, draws = self._prepare(D)
+        q = _round_to_grid(flat, g)
+        noisy = _noisy_on_grid(q, draws(n * D), g)
+        self.grid_step_ = g
+        return noisy.reshape(n, D)
+
 
 class Laplace(_Mechanism):
     r"""The Laplace mechanism: epsilon-DP for a query of L1 sensitivity ``sensitivity``
@@ -529,6 +553,7 @@ class Laplace(_Mechanism):
         t = _dyadic_at_least(t)
         src = self._source
         self.effective_scale_ = float(t) * g
+        self.grid_parameter_ = t  # the law's exact scale in grid steps (a Fraction)
         return g, lambda size: _laplace_draws(src, t, size)
 
 
@@ -592,6 +617,7 @@ class Gaussian(_Mechanism):
         s2 = Fraction(sigma / g) ** 2  # exact rational sigma^2 in grid units (sigma/g exact: g = 2^k)
         src = self._source
         self.effective_scale_ = sigma
+        self.grid_parameter_ = s2  # the law's exact sigma^2 in grid steps (a Fraction)
         self._effective_sensitivity_ = sens
         return g, lambda size: _gaussian_draws(src, s2, size)
 
