@@ -21,7 +21,10 @@ Mutations tried (each once, then restored):
 """
 
 import math
+import os
 import re
+import subprocess
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -31,6 +34,7 @@ from scipy import special, stats
 import pysketch
 from pysketch import _core
 from pysketch.privacy import mechanisms
+from pysketch.runtime import SIMD_LEVELS
 
 P_MIN = 1e-6  # chi-square: fail below
 Z_MAX = 5.3   # mean / variance: fail above
@@ -297,6 +301,60 @@ def test_reproducible_for_key_nonce_and_thread_count(fn, args, restore_threads):
     # the blocks' streams differ from each other
     assert not np.array_equal(one[:4096], one[4096:8192])
     assert fn(*args, 0, KEY).shape == (0,)
+
+
+# ------------------------------------------------------------------- every SIMD level, same bits
+
+# The Stream refills eight ChaCha20 blocks at a time with AVX2 (when pysketch.simd_level()
+# allows it when a fill call starts), four at a time otherwise: the keystream, hence every
+# draw, must not depend on the level. The parameters take every arithmetic path: 32- and
+# 64-bit uniforms and Bernoullis, t_den a power of two or not, and the 64-, 128- and 256-bit
+# Gaussian acceptance.
+SIMD_CASES = [
+    ("laplace", 1, 1), ("laplace", 37, 10), ("laplace", 0x3243F6A8885A308D, 2**32), ("laplace", 2**40, 1),
+    ("gaussian", 1, 4), ("gaussian", 10**4, 1), ("gaussian", 2**60, 1), ("gaussian", 2**60 * M57, M57),
+    ("gaussian", (2**53 - 111) ** 2, 2**44),
+]
+SIMD_SIZE = 2 * 4096 + 123
+
+def simd_draws(cases=SIMD_CASES):
+    key = key_of(3)
+    return np.concatenate([
+        (_core.discrete_laplace if law == "laplace" else _core.discrete_gaussian)(num, den, SIMD_SIZE, key, nonce=5)
+        for law, num, den in cases])
+
+
+def test_draws_are_identical_at_every_simd_level_in_process(restore_simd, restore_threads):
+    levels = SIMD_LEVELS[: SIMD_LEVELS.index(pysketch.max_simd_level()) + 1]
+    pysketch.set_num_threads(2)
+    reference = None
+    for level in levels:
+        pysketch.set_simd_level(level)
+        x = simd_draws()
+        if reference is None:
+            reference = x
+        np.testing.assert_array_equal(x, reference, err_msg=f"simd level {level}")
+
+
+def test_draws_are_identical_under_pysketch_simd_in_a_subprocess(tmp_path):
+    # PYSKETCH_SIMD caps the level in a fresh process: the draws there (sse: four-block
+    # refills) equal this process's at the best level (avx2 where the CPU has it)
+    here = simd_draws()
+    code = (
+        "import sys, numpy as np, pysketch\n"
+        "from pysketch import _core\n"
+        "assert pysketch.simd_level() == 'sse', pysketch.simd_level()\n"
+        f"cases = {SIMD_CASES!r}\n"
+        f"key = bytes([3]) * 32\n"
+        "x = np.concatenate([(_core.discrete_laplace if law == 'laplace' else _core.discrete_gaussian)"
+        f"(num, den, {SIMD_SIZE}, key, nonce=5) for law, num, den in cases])\n"
+        "np.save(sys.argv[1], x)\n"
+    )
+    out = tmp_path / "draws.npy"
+    env = dict(os.environ, PYSKETCH_SIMD="sse")
+    proc = subprocess.run([sys.executable, "-c", code, str(out)], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(np.load(out), here)
 
 
 # ----------------------------------------------------------------------------------- ranges

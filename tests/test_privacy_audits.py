@@ -25,6 +25,7 @@ runs them all at full size).
 """
 
 import contextlib
+import importlib
 import math
 import secrets
 import time
@@ -248,6 +249,11 @@ def _spy_mechanisms(module, names=("Laplace", "Gaussian"), count=True):
                 r = _base.randomise(self, value)
                 out.append(r)
                 return r
+
+            def randomise_rows(self, values, _base=base):  # one release per row
+                r = _base.randomise_rows(self, values)
+                out.extend(r)
+                return r
         patches.append(mock.patch.object(module, name, Spy))
     if count:
         orig = module.noisy_count
@@ -339,8 +345,7 @@ def _fjlt_input_perturbation(n):
     # release_input (site='rotated', the default): Gaussian noise for L2 sensitivity C = 1 on the
     # rotated record H D x (orthonormal), then the projection (post-processing). Read by a spy at
     # the mechanism; neighbours 0 and e_0: the rotated vectors differ by H D e_0 (norm 1).
-    import sys
-    drel = sys.modules["pysketch.distances.release"]  # the module (the package exports its function `release`)
+    drel = importlib.import_module("pysketch.distances.release")  # the module (the package exports `release`)
     from pysketch.operators import FastJLOperator
     eps, delta = 1.0, _delta(n)
     with warnings.catch_warnings():

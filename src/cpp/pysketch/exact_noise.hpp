@@ -7,26 +7,29 @@
 //       The ChaCha20 block function of RFC 8439 (Nir & Langley 2018, sec. 2.1-2.3): 256-bit
 //       key, 32-bit block counter, 96-bit nonce (the RFC's layout), 16 output words.
 //   Stream(key, n0, n1, n2)
-//       Uniform 64-bit words: the keystream of that key and nonce (n0, n1, n2) from block
-//       counter 0, in block order (computed four blocks at a time, chacha20_blocks4); word i
-//       of a block is its bytes 8i..8i+7 read little-endian. bit() hands out single bits
-//       from a word of their own. At most 2^32 blocks (256 GiB): the counter would wrap
+//       Uniform bits: the keystream of that key and nonce (n0, n1, n2) from block counter 0,
+//       in block order, handed out as 32-bit words (next32) or pairs of them (next: the first
+//       | the second << 32); bit() hands out single bits from a 64-bit word of their own. The
+//       blocks are computed eight at a time with AVX2 (chacha20_blocks8_avx2, when
+//       simd::level() allows AVX2; PYSKETCH_SIMD and pysketch.set_simd_level cap it) or four
+//       at a time (chacha20_blocks4, portable): the same keystream either way, so the draws
+//       never depend on the level. At most 2^32 blocks (256 GiB): the counter would wrap
 //       beyond, so the stream throws instead.
-//   uniform_below(stream, n)
-//       A uniform integer in [0, n), n >= 1, exactly (no modulo bias): for a 64-bit n by
-//       Lemire's multiply-and-reject ("Fast random integer generation in an interval", ACM
-//       TOMACS 2019, Algorithm 5); for the wide types (U128: unsigned __int128 where the
-//       compiler has it, else UInt<2>; U256 = UInt<4>, written here with add/sub/mul/compare/
-//       shift and shift-subtract long division) by drawing bit_length(n - 1) bits and
-//       rejecting values >= n.
+//   UniformBelow(n)(stream)
+//       A uniform integer in [0, n), 1 <= n < 2^64, exactly (no modulo bias): Lemire's
+//       multiply-and-reject ("Fast random integer generation in an interval", ACM TOMACS 2019,
+//       Algorithm 5) on 32 or 64 bits, its threshold computed once per n.
 //   bernoulli(num, den), bernoulli_exp_unit(num, den), bernoulli_exp(num, den)
-//       Bernoulli(num/den) and Bernoulli(exp(-num/den)), exactly, in integer arithmetic only:
-//       Canonne, Kamath & Steinke, "The discrete Gaussian for differential privacy", NeurIPS
-//       2020 (CKS below), Algorithm 1 for gamma = num/den in [0, 1] (the first k with a
-//       failed Bernoulli(gamma/k) is odd with probability exp(-gamma)), where Bernoulli(gamma/k)
-//       is drawn as Bernoulli(gamma) AND Bernoulli(1/k), independent (the product of the
-//       probabilities; den * k is never formed); larger gamma by
-//       exp(-gamma) = exp(-1)^floor(gamma) * exp(-frac(gamma)).
+//       Bernoulli(num/den) and Bernoulli(exp(-num/den)), exactly, in integer arithmetic only
+//       (64, 128 or 256 bits). Bernoulli(num/den) compares a uniform real revealed 32 bits at
+//       a time with num/den (bernoulli_ratio: no division, no rejection, one half word except
+//       with probability < 2^-32). Bernoulli(exp(-gamma)): Canonne, Kamath & Steinke, "The
+//       discrete Gaussian for differential privacy", NeurIPS 2020 (CKS below), Algorithm 1
+//       for gamma = num/den in [0, 1] (the first k with a failed Bernoulli(gamma/k) is odd
+//       with probability exp(-gamma)), Bernoulli(gamma/k) drawn as Bernoulli(num/(k den))
+//       (CKS sec. 5.1) while k den fits; at gamma = 1 from one 32-bit uniform (nested events,
+//       bernoulli_exp_minus_one); larger gamma by exp(-gamma) = exp(-1)^floor(gamma) *
+//       exp(-frac(gamma)), den subtracted per passed factor (no division).
 //   discrete_laplace(t_num, t_den, out, n, key, nonce)
 //       n draws of the discrete Laplace law of scale t = t_num / t_den, P(k) proportional to
 //       exp(-|k| / t): CKS Algorithm 2. Supported range: 1 <= t_num, t_den < 2^63 and
@@ -46,9 +49,9 @@
 // depends on the key, the nonce and the parameters only, never on the thread count. A key
 // and nonce must never be used twice for noise that has to be independent.
 //
-// Every step is the one of the Python reference, but the random words are consumed
-// differently (and a few draws are skipped when their outcome is certain: a uniform below 1,
-// Bernoulli(0) and Bernoulli(1)), so the two agree in law, not draw by draw.
+// Every step is the one of the Python reference, but the random bits are consumed differently
+// (and a few draws are skipped when their outcome is certain: a uniform below 1, Bernoulli(0)
+// and Bernoulli(1)), so the two agree in law, not draw by draw.
 #ifndef PYSKETCH_EXACT_NOISE_HPP
 #define PYSKETCH_EXACT_NOISE_HPP
 
@@ -61,6 +64,7 @@
 
 #include "pysketch/parallel.hpp"
 #include "pysketch/random.hpp"
+#include "pysketch/simd.hpp"
 
 namespace pysketch {
 namespace exact_noise {
@@ -184,16 +188,120 @@ inline void chacha20_blocks4(const Key &key, std::uint32_t counter, const std::u
 }
 #endif
 
+// Eight consecutive blocks, counters counter .. counter + 7 (mod 2^32), with AVX2: the same
+// words as eight chacha20_block calls, out[16 b + i] = word i of block b. Lane l of state vector i holds word i of
+// block l; the rotations by 16 and 8 are byte shuffles, those by 12 and 7 two shifts; at the
+// end an 8 x 8 transpose of 32-bit words turns the lanes back into blocks. Only called when
+// simd::level() allows AVX2 (see Stream).
+#if defined(PYSKETCH_SIMD_X86)
+namespace detail {
+template <int K>
+PYSKETCH_SIMD_AVX2 __m256i rotl32x8(__m256i v)
+{
+    return _mm256_or_si256(_mm256_slli_epi32(v, K), _mm256_srli_epi32(v, 32 - K));
+}
+
+PYSKETCH_SIMD_AVX2 void quarter_round8(__m256i &a, __m256i &b, __m256i &c, __m256i &d, __m256i rot16, __m256i rot8)
+{
+    a = _mm256_add_epi32(a, b);
+    d = _mm256_shuffle_epi8(_mm256_xor_si256(d, a), rot16);
+    c = _mm256_add_epi32(c, d);
+    b = rotl32x8<12>(_mm256_xor_si256(b, c));
+    a = _mm256_add_epi32(a, b);
+    d = _mm256_shuffle_epi8(_mm256_xor_si256(d, a), rot8);
+    c = _mm256_add_epi32(c, d);
+    b = rotl32x8<7>(_mm256_xor_si256(b, c));
+}
+
+// Words first .. first + 7 of the eight blocks (x[first + j], lane l = word first + j of
+// block l) stored at out32 + 16 l + first.
+PYSKETCH_SIMD_AVX2 void store_transposed8(const __m256i *x, std::uint32_t *out32, int first)
+{
+    const __m256i t0 = _mm256_unpacklo_epi32(x[0], x[1]), t1 = _mm256_unpackhi_epi32(x[0], x[1]);
+    const __m256i t2 = _mm256_unpacklo_epi32(x[2], x[3]), t3 = _mm256_unpackhi_epi32(x[2], x[3]);
+    const __m256i t4 = _mm256_unpacklo_epi32(x[4], x[5]), t5 = _mm256_unpackhi_epi32(x[4], x[5]);
+    const __m256i t6 = _mm256_unpacklo_epi32(x[6], x[7]), t7 = _mm256_unpackhi_epi32(x[6], x[7]);
+    // u_j: word j of blocks 0-3 (low half) and of blocks 4-7 (high half) as [x0 x1 x2 x3] groups
+    const __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
+    const __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
+    const __m256i u4 = _mm256_unpacklo_epi64(t4, t6), u5 = _mm256_unpackhi_epi64(t4, t6);
+    const __m256i u6 = _mm256_unpacklo_epi64(t5, t7), u7 = _mm256_unpackhi_epi64(t5, t7);
+    const __m256i lo[4] = {u0, u1, u2, u3}, hi[4] = {u4, u5, u6, u7};
+    for (int l = 0; l < 4; ++l) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(out32 + 16 * l + first),
+                            _mm256_permute2x128_si256(lo[l], hi[l], 0x20));
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(out32 + 16 * (l + 4) + first),
+                            _mm256_permute2x128_si256(lo[l], hi[l], 0x31));
+    }
+}
+}  // namespace detail
+
+__attribute__((target(PYSKETCH_SIMD_TARGET_avx2))) inline void chacha20_blocks8_avx2(const Key &key,
+                                                                                    std::uint32_t counter,
+                                                                                    const std::uint32_t nonce[3],
+                                                                                    std::uint32_t out[128])
+{
+    __m256i in[16];
+    const std::uint32_t constants[4] = {0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u};
+    for (int i = 0; i < 4; ++i) in[i] = _mm256_set1_epi32(static_cast<int>(constants[i]));
+    for (int i = 0; i < 8; ++i) in[4 + i] = _mm256_set1_epi32(static_cast<int>(key.w[i]));
+    in[12] = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(counter)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    for (int i = 0; i < 3; ++i) in[13 + i] = _mm256_set1_epi32(static_cast<int>(nonce[i]));
+    const __m256i rot16 = _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13,  //
+                                           2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+    const __m256i rot8 = _mm256_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14,  //
+                                          3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14);
+    __m256i x[16];
+    for (int i = 0; i < 16; ++i) x[i] = in[i];
+    for (int round = 0; round < 10; ++round) {
+        detail::quarter_round8(x[0], x[4], x[8], x[12], rot16, rot8);
+        detail::quarter_round8(x[1], x[5], x[9], x[13], rot16, rot8);
+        detail::quarter_round8(x[2], x[6], x[10], x[14], rot16, rot8);
+        detail::quarter_round8(x[3], x[7], x[11], x[15], rot16, rot8);
+        detail::quarter_round8(x[0], x[5], x[10], x[15], rot16, rot8);
+        detail::quarter_round8(x[1], x[6], x[11], x[12], rot16, rot8);
+        detail::quarter_round8(x[2], x[7], x[8], x[13], rot16, rot8);
+        detail::quarter_round8(x[3], x[4], x[9], x[14], rot16, rot8);
+    }
+    for (int i = 0; i < 16; ++i) x[i] = _mm256_add_epi32(x[i], in[i]);
+    detail::store_transposed8(x, out, 0);
+    detail::store_transposed8(x + 8, out, 8);
+}
+#endif
+
 // Uniform 64-bit words from the ChaCha20 keystream of (key, nonce), block counter 0, 1, ...
-// (computed four blocks at a time; the stream refuses to go past counter 2^32 - 1).
+// Refilled eight blocks at a time with AVX2 when simd::level() allows it at construction,
+// else four at a time (chacha20_blocks4): the same words in the same order either way. The
+// stream refuses to go past counter 2^32 - 1.
+// Uniform bits from the ChaCha20 keystream of (key, nonce), block counter 0, 1, ..., handed
+// out as 32-bit words in keystream order: next32() is the next keystream word, next() the
+// next two, (first | second << 32) (bytes 8i..8i+7 of a block read little-endian when it
+// starts at an even word), bit() single bits from a 64-bit word of their own. Refilled eight
+// blocks at a time with AVX2 when simd::level() allows it at construction, else four at a
+// time (chacha20_blocks4): the same words in the same order either way. The stream refuses to
+// go past counter 2^32 - 1.
 class Stream {
 public:
-    Stream(const Key &key, std::uint32_t n0, std::uint32_t n1, std::uint32_t n2) : key_(key), nonce_{n0, n1, n2} {}
+    Stream(const Key &key, std::uint32_t n0, std::uint32_t n1, std::uint32_t n2)
+        : key_(key), nonce_{n0, n1, n2}, avx2_(use_avx2())
+    {
+    }
+
+    std::uint32_t next32()
+    {
+        if (pos_ == end_) refill();
+        return buf_[pos_++];
+    }
 
     std::uint64_t next()
     {
-        if (pos_ == words) refill();
-        return buf_[pos_++];
+        if (end_ - pos_ < 2) {
+            const std::uint64_t lo = next32();
+            return lo | static_cast<std::uint64_t>(next32()) << 32;
+        }
+        const std::uint64_t w = buf_[pos_] | static_cast<std::uint64_t>(buf_[pos_ + 1]) << 32;
+        pos_ += 2;
+        return w;
     }
 
     // One uniform bit.
@@ -209,28 +317,52 @@ public:
         return b;
     }
 
+    // 64-bit words' worth of keystream handed out so far (for benchmarks).
+    double words_drawn() const { return (static_cast<double>(counter_) * 16 - (end_ - pos_)) / 2; }
+
+    // Whether the eight-block AVX2 refill is in use.
+    bool uses_avx2() const { return avx2_; }
+
 private:
-    static constexpr int words = 32;  // 64-bit words per refill (four blocks)
+    static constexpr int max_words = 128;  // eight blocks of sixteen 32-bit words
+
+    static bool use_avx2()
+    {
+#if defined(PYSKETCH_SIMD_X86)
+        return static_cast<int>(simd::level()) >= static_cast<int>(simd::Level::avx2);
+#else
+        return false;
+#endif
+    }
 
     void refill()
     {
-        if (counter_ + 4 > (std::uint64_t{1} << 32))
-            throw std::overflow_error("exact_noise: a ChaCha20 stream ran past block counter 2^32 - 1");
+        const std::uint64_t left = (std::uint64_t{1} << 32) - counter_;  // blocks before the counter wraps
+#if defined(PYSKETCH_SIMD_X86)
+        if (avx2_ && left >= 8) {
+            chacha20_blocks8_avx2(key_, static_cast<std::uint32_t>(counter_), nonce_, buf_);
+            pos_ = 0;
+            end_ = 128;
+            counter_ += 8;
+            return;
+        }
+#endif
+        if (left < 4) throw std::overflow_error("exact_noise: a ChaCha20 stream ran past block counter 2^32 - 1");
         std::uint32_t blocks[4][16];
         chacha20_blocks4(key_, static_cast<std::uint32_t>(counter_), nonce_, blocks);
         for (int b = 0; b < 4; ++b)
-            for (int i = 0; i < 8; ++i)
-                buf_[8 * b + i] =
-                    static_cast<std::uint64_t>(blocks[b][2 * i]) | static_cast<std::uint64_t>(blocks[b][2 * i + 1]) << 32;
+            for (int i = 0; i < 16; ++i) buf_[16 * b + i] = blocks[b][i];
         pos_ = 0;
+        end_ = 64;
         counter_ += 4;
     }
 
     Key key_;
     std::uint32_t nonce_[3];
+    bool avx2_;
     std::uint64_t counter_ = 0;  // next block
-    std::uint64_t buf_[words] = {};
-    int pos_ = words;
+    std::uint32_t buf_[max_words] = {};
+    int pos_ = 0, end_ = 0;
     std::uint64_t bits_ = 0;
     int nbits_ = 0;
 };
@@ -523,85 +655,272 @@ inline std::uint64_t isqrt(U128 v)
 
 // ------------------------------------------------------------- exact uniforms, Bernoullis
 
-// Uniform in [0, n), n >= 1 (Lemire 2019, Algorithm 5: the high word of x * n for a uniform
-// word x, rejecting x when the low word falls below 2^64 mod n).
-inline std::uint64_t uniform_below(Stream &s, std::uint64_t n)
-{
-    if (n == 1) return 0;
-    std::uint64_t hi, lo;
-    ::pysketch::random::detail::mulhilo64(s.next(), n, hi, lo);
-    if (lo < n) {
-        const std::uint64_t threshold = (0 - n) % n;  // 2^64 mod n
-        while (lo < threshold) ::pysketch::random::detail::mulhilo64(s.next(), n, hi, lo);
+// Uniform in [0, n), n >= 1, exactly (no modulo bias): Lemire 2019, Algorithm 5, with the
+// rejection threshold 2^L mod n computed once for a fixed n. A uniform L-bit x is mapped to
+// the high half of x n (L + L bits) and rejected when the low half falls below 2^L mod n, so
+// that every value keeps exactly floor(2^L / n) preimages (a redraw with probability
+// (2^L mod n) / 2^L < n / 2^L). L = 32 (half a word) when that probability is at most 1/4
+// for L = 32 (fewer words on average than one 64-bit draw), else L = 64.
+class UniformBelow {
+public:
+    explicit UniformBelow(std::uint64_t n = 1)
+        : n_(n), small_(n <= (std::uint64_t{1} << 32) && (std::uint64_t{1} << 32) % n <= (std::uint64_t{1} << 30)),
+          threshold_(small_ ? (std::uint64_t{1} << 32) % n : (0 - n) % n)
+    {
     }
-    return hi;
-}
 
-// Uniform in [0, n), n >= 1, for the wide types: bit_length(n - 1) uniform bits, rejected
-// when >= n (fewer than two tries on average).
-template <class W>
-W uniform_below(Stream &s, const W &n)
+    std::uint64_t operator()(Stream &s) const
+    {
+        if (n_ == 1) return 0;
+        if (small_) {
+            for (;;) {
+                const std::uint64_t p = static_cast<std::uint64_t>(s.next32()) * n_;  // < 2^64
+                if ((p & 0xffffffffu) >= threshold_) return p >> 32;
+            }
+        }
+        for (;;) {
+            std::uint64_t hi, lo;
+            ::pysketch::random::detail::mulhilo64(s.next(), n_, hi, lo);
+            if (lo >= threshold_) return hi;
+        }
+    }
+
+    std::uint64_t n() const { return n_; }
+
+private:
+    std::uint64_t n_;
+    bool small_;
+    std::uint64_t threshold_;
+};
+
+// Bernoulli(num / den) for 0 < num < den, by comparing a uniform real U in [0, 1), revealed
+// 32 bits (half a word) at a time, with num / den: no division, no rejection. With x the next
+// 32 bits, U is uniform in [x, x + 1) / 2^32, so
+//   U < num / den for sure     when (x + 1) den <= num 2^32,
+//   U >= num / den for sure    when x den >= num 2^32,
+// and otherwise x den < num 2^32 < (x + 1) den, i.e. x = floor(num 2^32 / den): one value of
+// x in 2^32. Then U' = 2^32 U - x is uniform in [0, 1) given x, and U < num / den iff
+// U' < num' / den with num' = num 2^32 - x den, 0 < num' < den: the same question again, on
+// fresh bits. So the result is exactly Bernoulli(num / den), from 32 bits except with
+// probability below 2^-32 (each further round again below 2^-32).
+namespace detail {
+// The rounds after an undetermined first one (see bernoulli_ratio): probability below 2^-32.
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline, cold))
+#endif
+inline bool bernoulli_ratio_rounds(Stream &s, std::uint64_t num, std::uint64_t den)
 {
-    const int bits = bit_length(W(n - W(1)));
-    if (bits == 0) return W(0);
-    const std::size_t words = static_cast<std::size_t>(bits + 63) / 64;
-    const std::uint64_t top_mask = bits % 64 == 0 ? ~std::uint64_t{0} : (std::uint64_t{1} << (bits % 64)) - 1;
+    if (den < (std::uint64_t{1} << 32)) {
+        for (;;) {
+            const std::uint64_t p = static_cast<std::uint64_t>(s.next32()) * den;  // x den < 2^64
+            const std::uint64_t n = num << 32;
+            if (p >= n) return false;
+            if (p + den <= n) return true;  // (x + 1) den <= 2^32 den < 2^64
+            num = n - p;
+        }
+    }
     for (;;) {
-        std::uint64_t l[limbs_of<W>] = {};
-        for (std::size_t i = 0; i < words; ++i) l[i] = s.next();
-        l[words - 1] &= top_mask;
-        const W x = from_limbs<W>(l);
-        if (x < n) return x;
+        const U128 p = U128(s.next32()) * U128(den);
+        const U128 n = U128(num) << 32;
+        if (!(p < n)) return false;
+        if (!(n < U128(p + U128(den)))) return true;  // (x + 1) den <= 2^32 den < 2^96
+        num = narrow<std::uint64_t>(U128(n - p));
+    }
+}
+}  // namespace detail
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+inline bool bernoulli_ratio(Stream &s, std::uint64_t num, std::uint64_t den)
+{
+    const std::uint64_t x = s.next32();
+    if (den < (std::uint64_t{1} << 32)) {
+        const std::uint64_t p = x * den, n = num << 32;  // x den < 2^64
+        if (p >= n) return false;
+        if (p + den <= n) return true;  // (x + 1) den <= 2^32 den < 2^64
+        return detail::bernoulli_ratio_rounds(s, n - p, den);
+    }
+    const U128 p = U128(x) * U128(den), n = U128(num) << 32;
+    if (!(p < n)) return false;
+    if (!(n < U128(p + U128(den)))) return true;  // (x + 1) den <= 2^32 den < 2^96
+    return detail::bernoulli_ratio_rounds(s, narrow<std::uint64_t>(U128(n - p)), den);
+}
+
+// The same for the wide types (0 < num < den): x den and num 2^32 compared on the
+// significant limbs of den plus one.
+template <class W>
+bool bernoulli_ratio(Stream &s, const W &num_in, const W &den_in)
+{
+    constexpr std::size_t L = limbs_of<W>;
+    std::uint64_t num[L], den[L];
+    std::size_t used = 0;  // significant limbs of den (num < den has no more)
+    for (std::size_t i = 0; i < L; ++i) {
+        num[i] = limb(num_in, i);
+        den[i] = limb(den_in, i);
+        if (den[i] != 0) used = i + 1;
+    }
+    if (used == 1) return bernoulli_ratio(s, num[0], den[0]);
+    for (;;) {
+        // p = x den, q = p + den <= 2^32 den and n = num 2^32, on used + 1 limbs
+        const std::uint64_t x = s.next32();
+        std::uint64_t p[L + 1], q[L + 1], n[L + 1];
+        std::uint64_t carry = 0;
+        for (std::size_t i = 0; i < used; ++i) {
+            std::uint64_t hi, lo;
+            ::pysketch::random::detail::mulhilo64(x, den[i], hi, lo);
+            lo += carry;
+            hi += lo < carry ? 1u : 0u;
+            p[i] = lo;
+            carry = hi;
+        }
+        p[used] = carry;
+        n[0] = num[0] << 32;
+        for (std::size_t i = 1; i < used; ++i) n[i] = num[i] << 32 | num[i - 1] >> 32;
+        n[used] = num[used - 1] >> 32;
+        // p >= n: false
+        std::size_t i = used + 1;
+        while (i-- > 0 && p[i] == n[i]) {
+        }
+        if (i == static_cast<std::size_t>(-1) || p[i] > n[i]) return false;
+        carry = 0;
+        for (std::size_t j = 0; j <= used; ++j) {
+            const std::uint64_t d = j < used ? den[j] : 0;
+            const std::uint64_t t = p[j] + carry;
+            const std::uint64_t c1 = t < carry ? 1u : 0u;
+            q[j] = t + d;
+            carry = c1 + (q[j] < t ? 1u : 0u);
+        }
+        // q <= n: true
+        i = used + 1;
+        while (i-- > 0 && q[i] == n[i]) {
+        }
+        if (i == static_cast<std::size_t>(-1) || q[i] < n[i]) return true;
+        // num = n - p (< den: fits `used` limbs)
+        std::uint64_t borrow = 0;
+        for (std::size_t j = 0; j < used; ++j) {
+            const std::uint64_t d = n[j] - p[j];
+            const std::uint64_t b1 = n[j] < p[j] ? 1u : 0u;
+            num[j] = d - borrow;
+            borrow = b1 + (d < borrow ? 1u : 0u);
+        }
     }
 }
 
-// Bernoulli(num / den), 0 <= num <= den, den >= 1 (CKS sec. 5.1: uniform below den < num).
+// Bernoulli(num / den), 0 <= num <= den, den >= 1 (no draw when the outcome is certain).
 template <class W>
 bool bernoulli(Stream &s, const W &num, const W &den)
 {
     if (is_zero(num)) return false;
     if (!(num < den)) return true;
-    return uniform_below(s, den) < num;
+    return bernoulli_ratio(s, num, den);
 }
 
 // Bernoulli(1 / k), k >= 1.
 inline bool bernoulli_inverse(Stream &s, std::uint64_t k)
 {
     if (k == 1) return true;
-    if (k == 2) return s.bit();
-    return uniform_below(s, k) == 0;
+    return bernoulli_ratio(s, std::uint64_t{1}, k);
+}
+
+// Bernoulli(exp(-1)) from one uniform of 32 bits. CKS Algorithm 1 at gamma = 1 draws
+// B_k ~ Bernoulli(1/k), k = 1, 2, ..., independent, and returns whether the first k with
+// B_k = 0 is odd. With M = m K! (K = exp1_levels, m = floor(2^32 / K!)) and V uniform in
+// [0, M), the events E_k = {V < M / k!}, k = 1 .. K, are nested (the M / k! are integers,
+// decreasing in k) and P(E_k) = 1 / k! = P(B_1 = ... = B_k = 1); more precisely, for j <= K,
+//   P(E_1 .. E_(j-1) hold, E_j fails) = (M/(j-1)! - M/j!) / M = 1/(j-1)! - 1/j!
+//                                     = P(B_1 = ... = B_(j-1) = 1, B_j = 0),
+// and P(E_K) = 1 / K! = P(B_1 = ... = B_K = 1). So "the first j <= K with V >= M / j!" has
+// the law of the first failing k <= K, and on E_K (V < m, probability 1/K!) the run goes on
+// exactly as Algorithm 1 does, with fresh B_k for k = K + 1, K + 2, ... (independent of
+// B_1 .. B_K there too): the result has the law of Algorithm 1's, exp(-1). V is drawn by
+// Lemire's method on 32 bits with the threshold 2^32 mod M fixed at compile time; K = 10
+// gives M > (1 - 2^-11) 2^32 (a redraw with probability below 2^-11, a continuation with
+// probability 1/10! < 2^-21).
+namespace detail {
+inline constexpr int exp1_levels = 10;
+
+struct Exp1Table {
+    std::uint64_t modulus = 0;    // M = m K!
+    std::uint64_t threshold = 0;  // 2^32 mod M
+    std::uint64_t bound[exp1_levels + 1] = {};  // bound[k] = M / k!, k = 0 .. K (bound[K] = m)
+};
+
+constexpr Exp1Table make_exp1_table()
+{
+    std::uint64_t factorial = 1;
+    for (int k = 2; k <= exp1_levels; ++k) factorial *= static_cast<std::uint64_t>(k);
+    constexpr std::uint64_t two32 = std::uint64_t{1} << 32;
+    Exp1Table t;
+    t.modulus = two32 / factorial * factorial;
+    t.threshold = two32 % t.modulus;
+    t.bound[0] = t.modulus;
+    for (int k = 1; k <= exp1_levels; ++k) t.bound[k] = t.bound[k - 1] / static_cast<std::uint64_t>(k);
+    return t;
+}
+
+inline constexpr Exp1Table exp1_table = make_exp1_table();
+
+constexpr bool exp1_table_is_consistent()
+{
+    const Exp1Table &t = exp1_table;
+    for (int k = 1; k <= exp1_levels; ++k)
+        if (t.bound[k] * static_cast<std::uint64_t>(k) != t.bound[k - 1]) return false;  // M / k! exact
+    return t.bound[0] == t.modulus && t.bound[1] == t.modulus && t.bound[exp1_levels] >= 1 &&
+           t.modulus <= (std::uint64_t{1} << 32) && t.modulus > (std::uint64_t{1} << 32) - (std::uint64_t{1} << 21);
+}
+static_assert(exp1_table_is_consistent(), "bound[k] = M / k!, M = floor(2^32 / K!) K! > (1 - 2^-11) 2^32");
+}  // namespace detail
+
+inline bool bernoulli_exp_minus_one(Stream &s)
+{
+    const detail::Exp1Table &t = detail::exp1_table;
+    std::uint64_t p;
+    do {
+        p = static_cast<std::uint64_t>(s.next32()) * t.modulus;
+    } while ((p & 0xffffffffu) < t.threshold);
+    const std::uint64_t v = p >> 32;  // uniform in [0, M)
+    if (v < t.bound[detail::exp1_levels]) {  // E_K: B_1 .. B_K all passed
+        for (std::uint64_t k = detail::exp1_levels + 1;; ++k)
+            if (!bernoulli_inverse(s, k)) return (k & 1u) != 0;
+    }
+    // the first k with v >= bound[k] is 2 + #{j in 2..K: v < bound[j]} (v < M = bound[1]:
+    // E_1 always holds; the bounds decrease), counted without branches
+    unsigned k = 2;
+    for (int j = 2; j <= detail::exp1_levels; ++j) k += v < t.bound[j] ? 1u : 0u;
+    return (k & 1u) != 0;
 }
 
 // Bernoulli(exp(-num/den)) for 0 <= num <= den, den >= 1: CKS Algorithm 1. The first k >= 1
-// at which Bernoulli(gamma / k) fails is odd with probability exp(-gamma); Bernoulli(gamma/k)
-// is Bernoulli(1/k) AND Bernoulli(gamma), independent, the second drawn only when needed.
+// at which Bernoulli(gamma / k) fails is odd with probability exp(-gamma). Bernoulli(gamma/k)
+// is drawn directly as Bernoulli(num / (k den)) (CKS sec. 5.1) while k den fits the type W
+// (bit_length(k) + bit_length(den) <= its width), else as Bernoulli(1/k) AND Bernoulli(gamma),
+// independent (the product of the probabilities).
 template <class W>
 bool bernoulli_exp_unit(Stream &s, const W &num, const W &den)
 {
     if (is_zero(num)) return true;
-    for (std::uint64_t k = 1;; ++k)
-        if (!bernoulli_inverse(s, k) || !bernoulli(s, num, den)) return (k & 1u) != 0;
-}
-
-// Bernoulli(exp(-1)): CKS Algorithm 1 at gamma = 1.
-inline bool bernoulli_exp_minus_one(Stream &s)
-{
-    for (std::uint64_t k = 1;; ++k)
-        if (!bernoulli_inverse(s, k)) return (k & 1u) != 0;
+    const int room = static_cast<int>(64 * limbs_of<W>) - bit_length(den);
+    for (std::uint64_t k = 1;; ++k) {
+        const bool pass = detail::bit_length64(k) <= room
+                              ? bernoulli(s, num, W(W(k) * den))
+                              : bernoulli_inverse(s, k) && bernoulli(s, num, den);
+        if (!pass) return (k & 1u) != 0;
+    }
 }
 
 // Bernoulli(exp(-num/den)) for num >= 0, den >= 1: exp(-gamma) = exp(-1)^floor(gamma) *
 // exp(-frac(gamma)), every factor an independent Bernoulli, stopping at the first failure.
+// floor(gamma) is never formed: den is subtracted once per passed factor exp(-1), which
+// stops after 1 / (1 - exp(-1)) < 1.6 factors on average.
 template <class W>
-bool bernoulli_exp(Stream &s, const W &num, const W &den)
+bool bernoulli_exp(Stream &s, W num, const W &den)
 {
-    W whole, rest;
-    divmod(num, den, whole, rest);
-    while (!is_zero(whole)) {
+    while (!(num < den)) {
         if (!bernoulli_exp_minus_one(s)) return false;
-        whole = whole - W(1);
+        num = num - den;
     }
-    return bernoulli_exp_unit(s, rest, den);
+    return bernoulli_exp_unit(s, num, den);
 }
 
 // ----------------------------------------------------------------------- discrete Laplace
@@ -617,15 +936,40 @@ struct Signed {
     bool negative;
 };
 
-// One draw of the discrete Laplace law of scale t_num / t_den (1 <= t_num, t_den < 2^63):
-// CKS Algorithm 2, step for step as _discrete_laplace_one. y = (u + t_num v) // t_den is
-// exact in 128 bits (u + t_num v < 2^63 + 2^63 (2^64 - 1) < 2^127). The geometric part v
-// may not exceed v_cap (std::overflow_error otherwise).
-inline Signed laplace_draw(Stream &s, std::uint64_t t_num, std::uint64_t t_den, std::uint64_t v_cap)
+// A scale t_num / t_den, 1 <= t_num, t_den < 2^63, with what its draws reuse: the uniform
+// below t_num and log2(t_den) when t_den is a power of two (-1 otherwise).
+struct LaplaceParams {
+    std::uint64_t t_num = 1, t_den = 1;
+    UniformBelow below_t_num;
+    int t_den_log2 = 0;
+
+    LaplaceParams() = default;
+    LaplaceParams(std::uint64_t num, std::uint64_t den)
+        : t_num(num), t_den(den), below_t_num(num),
+          t_den_log2((den & (den - 1)) == 0 ? detail::bit_length64(den) - 1 : -1)
+    {
+    }
+
+    // floor(x / t_den)
+    U128 divide(const U128 &x) const
+    {
+        if (t_den_log2 >= 0) return x >> t_den_log2;
+        if (fits<std::uint64_t>(x)) return U128(narrow<std::uint64_t>(x) / t_den);
+        U128 q, r;
+        divmod(x, U128(t_den), q, r);
+        return q;
+    }
+};
+
+// One draw of the discrete Laplace law of scale t_num / t_den: CKS Algorithm 2, step for step
+// as _discrete_laplace_one. y = (u + t_num v) // t_den is exact in 128 bits (u + t_num v <
+// 2^63 + 2^63 (2^64 - 1) < 2^127). The geometric part v may not exceed v_cap
+// (std::overflow_error otherwise).
+inline Signed laplace_draw(Stream &s, const LaplaceParams &p, std::uint64_t v_cap)
 {
     for (;;) {
-        const std::uint64_t u = uniform_below(s, t_num);
-        if (!bernoulli_exp_unit(s, u, t_num)) continue;
+        const std::uint64_t u = p.below_t_num(s);
+        if (!bernoulli_exp_unit(s, u, p.t_num)) continue;
         std::uint64_t v = 0;
         while (bernoulli_exp_minus_one(s)) {
             if (v == v_cap)
@@ -633,23 +977,12 @@ inline Signed laplace_draw(Stream &s, std::uint64_t t_num, std::uint64_t t_den, 
                                           "compiled (probability below 2^-369)");
             ++v;
         }
-        U128 y;
-        if (v == 0) {
-            y = U128(u / t_den);
-        } else {
-            U128 q, r;
-            divmod(U128(U128(u) + U128(t_num) * U128(v)), U128(t_den), q, r);
-            y = q;
-        }
+        const U128 y = p.divide(v == 0 ? U128(u) : U128(U128(u) + U128(p.t_num) * U128(v)));
         const bool negative = s.bit();
         if (negative && is_zero(y)) continue;
         return {y, negative};
     }
 }
-
-struct LaplaceParams {
-    std::uint64_t t_num = 1, t_den = 1;
-};
 
 // The parameters, or std::invalid_argument when outside the supported range.
 inline LaplaceParams laplace_params(std::uint64_t t_num, std::uint64_t t_den)
@@ -659,12 +992,12 @@ inline LaplaceParams laplace_params(std::uint64_t t_num, std::uint64_t t_den)
         throw std::invalid_argument("exact_noise: t_num and t_den must be in [1, 2^63)");
     if (U128(t_num) > (U128(t_den) << laplace_max_log2_scale))
         throw std::invalid_argument("exact_noise: the scale t_num / t_den must be at most 2^56");
-    return {t_num, t_den};
+    return LaplaceParams(t_num, t_den);
 }
 
 inline std::int64_t laplace_one(Stream &s, const LaplaceParams &p)
 {
-    const Signed d = laplace_draw(s, p.t_num, p.t_den, std::numeric_limits<std::uint64_t>::max());
+    const Signed d = laplace_draw(s, p, std::numeric_limits<std::uint64_t>::max());
     if (!fits<std::uint64_t>(d.magnitude) ||
         narrow<std::uint64_t>(d.magnitude) > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
         throw std::overflow_error("exact_noise: a discrete Laplace draw fell outside int64 (probability below "
@@ -697,6 +1030,7 @@ static_assert(gaussian_max_bits <= 128, "a and b must fit 128 bits");
 struct GaussianParams {
     U128 a = 1, b = 1;
     std::uint64_t t = 1;
+    LaplaceParams proposal;     // scale t / 1
     U256 den;                   // 2 a t^2 b
     bool den_fits_64 = false;   // den < 2^64
     bool den_fits_128 = false;  // den < 2^128
@@ -716,6 +1050,7 @@ inline GaussianParams gaussian_params(const U128 &a, const U128 &b)
     U128 quotient, rest;
     divmod(a, b, quotient, rest);
     p.t = isqrt(quotient) + 1;  // <= 2^54 + 1
+    p.proposal = LaplaceParams(p.t, 1);
     const U256 t = p.t;
     p.den = U256(2) * widen<U256>(a) * (t * t * widen<U256>(b));  // < 2^239 (see above)
     p.den_fits_64 = fits<std::uint64_t>(p.den);
@@ -729,11 +1064,17 @@ inline GaussianParams gaussian_params(const U128 &a, const U128 &b)
 inline std::int64_t gaussian_one(Stream &s, const GaussianParams &p)
 {
     for (;;) {
-        const Signed d = laplace_draw(s, p.t, 1, gaussian_v_cap);
+        const Signed d = laplace_draw(s, p.proposal, gaussian_v_cap);
         const std::uint64_t m = narrow<std::uint64_t>(d.magnitude);  // < 2^62 (see above)
-        const U256 P = widen<U256>(U128(m) * U128(p.t)) * widen<U256>(p.b);  // < 2^128
-        if (!fits<U128>(P)) throw std::logic_error("exact_noise: internal bound exceeded");
-        const U128 P128 = narrow<U128>(P);
+        const U128 mt = U128(m) * U128(p.t);
+        U128 P128;
+        if (fits<std::uint64_t>(mt) && fits<std::uint64_t>(p.b)) {
+            P128 = U128(narrow<std::uint64_t>(mt)) * U128(narrow<std::uint64_t>(p.b));
+        } else {
+            const U256 P = widen<U256>(mt) * widen<U256>(p.b);  // < 2^128
+            if (!fits<U128>(P)) throw std::logic_error("exact_noise: internal bound exceeded");
+            P128 = narrow<U128>(P);
+        }
         const U128 diff = P128 < p.a ? U128(p.a - P128) : U128(P128 - p.a);
         bool accept;
         if (p.den_fits_64 && bit_length(diff) <= 32) {
