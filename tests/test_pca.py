@@ -218,9 +218,9 @@ def test_estimator_matches_exact_pca_on_digits_like_data():
     from sklearn.decomposition import PCA
 
     X = load_digits().data
-    est = CompressivePCA(10, random_state=0).fit(X)
+    est = CompressivePCA(10, method="sketch", random_state=0).fit(X)
     ref = PCA(10).fit(X)
-    assert est.components_.shape == (10, 64) and est.n_components_ == 10
+    assert est.components_.shape == (10, 64) and est.n_components_ == 10 and est.method_ == "sketch"
     np.testing.assert_allclose(est.mean_, X.mean(axis=0))
     assert captured(est.components_, X, X.mean(axis=0), 10) >= 0.99
     n = len(X)
@@ -241,7 +241,9 @@ def test_sketch_size_is_rounded_to_whole_bases_and_the_operator_chosen():
     assert est.sketch_.feature_map.operator.kind == "dense" and est.sketch_size_ == 60
     est = CompressivePCA(2, sketch_size=50, operator="r3", n_init=1, random_state=0).fit(X)
     assert est.sketch_size_ == 64  # d_p = 32
-    assert CompressivePCA(2, n_init=1, random_state=0).fit(X).sketch_size_ == 10 * 2 * 20
+    assert CompressivePCA(2, method="sketch", n_init=1, random_state=0).fit(X).sketch_size_ == 10 * 2 * 20
+    # 'auto' without privacy: the whole matrix (exact) where it fits the memory budget
+    assert CompressivePCA(2, n_init=1, random_state=0).fit(X).sketch_size_ == 20 * 21 // 2
 
 
 def test_fit_sketch_and_streams_give_the_fit_of_the_array():

@@ -187,6 +187,58 @@ def _make_private_gaussian_add_remove(n):
     return _audit(draw(s0), draw(s1), 0.0, delta, n), eps
 
 
+def _second_moment_pair():
+    """A 'second_moment' map (d = 2, R = 1), D0 = {0} and D1 = {0, x1} with |x1_i| = 1/sqrt 2:
+    the sum moves by Phi(x1) = (1/2, 1/sqrt 2, 1/2), attaining both add/remove sensitivities
+    (L1 = 1 + 1/sqrt 2, L2 = 1)."""
+    from pysketch.features import SecondMomentMap
+
+    fm = SecondMomentMap(2, data_norm=1.0)
+    x0 = np.zeros((1, 2))
+    x1 = np.full((1, 2), 1 / math.sqrt(2.0)) * (1 - 1e-15)
+    s0, s1 = fm.sketch(x0), fm.sketch(np.vstack([x0, x1]))
+    diff = s1.sum - s0.sum
+    assert np.abs(diff).sum() == pytest.approx(fm.sensitivity(1)) and np.linalg.norm(diff) == pytest.approx(1.0)
+    return fm, s0, s1, diff
+
+
+def _second_moment_laplace_add_remove(n):
+    # the covariance sketch (CompressivePCA method='covariance', pure epsilon) through
+    # make_private's plan + release: Laplace sum at L1 = 1 + 1/sqrt 2 and the count; event:
+    # sum in D1's half-space and count >= 2
+    eps = 1.0
+    fm, s0, s1, diff = _second_moment_pair()
+    plan = plan_release(fm.m, eps)
+    assert plan.mechanism == "laplace" and plan.epsilon_count > 0
+    src = mech.noise_source()
+
+    def draw(sk):
+        def one():
+            p = release(sk, plan, src)
+            return min(_half_space(p.sum, s1.sum, diff), p.count - 2)
+        return _repeat(one)
+    return _audit(draw(s0), draw(s1), 0.0, 0.0, n), eps
+
+
+def _second_moment_gaussian_add_remove(n):
+    # the same with delta: Analyze Gauss on the orthonormal coordinates (L2 = 1) and the count
+    eps, delta = 1.0, _delta(n)
+    fm, s0, s1, diff = _second_moment_pair()
+    plan = plan_release(fm.m, eps, delta)
+    assert plan.mechanism == "gaussian" and plan.epsilon_count > 0
+    sigma = analytic_gaussian_sigma(plan.epsilon_sum, delta, 1.0)
+    g1, g0 = _count_ge(math.exp(-plan.epsilon_count))
+    c = _gaussian_threshold(1.0, sigma, delta, n, g1, g0)
+    src = mech.noise_source()
+
+    def draw(sk):
+        def one():
+            p = release(sk, plan, src)
+            return min(_projection(p.sum, s0.sum, diff) - c, p.count - 2)
+        return _repeat(one)
+    return _audit(draw(s0), draw(s1), 0.0, delta, n), eps
+
+
 def _feature_subsampling_gaussian(n):
     # FeatureMap.sketch_subsampled, r = 1 of m = 2 features: x1 adds (m/r) Phi_j(x1) e_j, L2 = m/r =
     # m/sqrt(r) = 2 (the [P] Lemma 18 sensitivity, attained); make_private reads r from the sketch.
@@ -563,6 +615,9 @@ AUDITS = [
     ("make_private Laplace replace", _make_private_laplace_replace, "replace", 0.0, 8_000, 200_000, 0.5),
     ("make_private Gaussian replace", _make_private_gaussian_replace, "replace", DELTAS, 4_000, 200_000, 0.25),
     ("make_private Gaussian sum+count", _make_private_gaussian_add_remove, "add_remove", DELTAS, 4_000, 200_000, 0.25),
+    ("second_moment Laplace sum+count", _second_moment_laplace_add_remove, "add_remove", 0.0, 12_000, 200_000, 0.35),
+    ("second_moment Gaussian sum+count", _second_moment_gaussian_add_remove, "add_remove", DELTAS, 6_000, 200_000,
+     0.25),
     # (measured at CI size: lower bounds 0.22-0.37 over 6 runs, so 0.1 is about 4 standard deviations below)
     ("feature subsampling r=1 of 2 (Gaussian)", _feature_subsampling_gaussian, "add_remove", DELTAS, 4_000, 200_000,
      0.1),

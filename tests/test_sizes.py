@@ -168,7 +168,7 @@ def _cases():
     from pysketch.cluster import kmeans_plus_plus, weighted_kmeans
     from pysketch.decoders import cl_amp, clompr, mixture_kmeans
     from pysketch.distances import PrivateJLTransformer, gaussian_jl_operator
-    from pysketch.features import GridMap, HistogramMap, RaceMap, make_box_map
+    from pysketch.features import GridMap, HistogramMap, RaceMap, SecondMomentMap, make_box_map
     from pysketch.kernel_scale import estimate_sigma2_sketch
     from pysketch.m2m import M2M, Domain, M2MLinearRegression, M2MLogisticRegression
     from pysketch.operators import FastJLOperator, SparseJLOperator
@@ -206,6 +206,7 @@ def _cases():
         ("quantized m", lambda: pysketch.make_feature_map(3, BIG, "quantized"), "m", ("quantized",)),
         ("quadratic m", lambda: pysketch.make_feature_map(3, 3 * BIG, "quadratic", law=pysketch.OrthonormalBasesLaw()),
          "m", ("quadratic",)),
+        ("second_moment d", lambda: SecondMomentMap(BIG), "d", ("second_moment",)),
         ("hist n_bins", lambda: make_box_map("hist", -np.ones(3), np.ones(3), n_bins=BIG), "n_bins", ("hist",)),
         ("HistogramMap n_bins", lambda: HistogramMap(-np.ones(3), np.ones(3), n_bins=BIG), "n_bins", ("hist",)),
         ("grid n_bins", lambda: GridMap(-np.ones(3), np.ones(3), n_bins=BIG), "n_bins", ("grid",)),

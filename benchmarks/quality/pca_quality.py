@@ -46,9 +46,16 @@ Methods (``--methods``):
   (Amin et al. 2019's eigenvector sampling), when importable. Its Bingham sampler can
   take minutes at large epsilon, so each fit gets ``--timeout`` seconds (SIGALRM; the cell
   then reads "timeout");
-- ``compressive``: ``pysketch.CompressivePCA(k, epsilon=..., delta=0.0,
+- ``compressive``: ``pysketch.CompressivePCA(k, method='sketch', epsilon=..., delta=...,
   neighbouring='add_remove', data_norm=1.0, centre=zeros(d), random_state=seed)``
-  (epsilon None at inf). When it cannot be imported its rows are skipped with a notice.
+  (epsilon None at inf), the compressive quadratic sketch. When it cannot be imported its
+  rows are skipped with a notice;
+- ``covariance``: the same with ``method='covariance'`` (the whole second-moment matrix
+  as a sketch: Laplace with delta = 0, Analyze Gauss with delta > 0);
+- ``auto``: the same with the default ``method='auto'`` (what a user gets).
+
+``--delta D`` gives delta to the CompressivePCA rows and to ``analyze-gauss`` (default 0
+for CompressivePCA, 1 / (100 n) for Analyze Gauss).
 
 The covariance baselines' noise comes from the seeded, insecure source
 (``insecure_seed=seed``: reproducible runs; the same laws), whose draws cost about a
@@ -137,7 +144,7 @@ LOW_RANK_QUICK = {"n": 2000, "d": 64, "k": 10, "nu": 0.05}
 N_PATCHES = 20_000
 SETS = ("low_rank", "digits", "image_patches_8x8", "chicago")
 QUICK_SETS = ("low_rank", "digits")
-METHODS = ("exact", "laplace", "wishart", "analyze-gauss", "diffprivlib", "compressive")
+METHODS = ("exact", "laplace", "wishart", "analyze-gauss", "diffprivlib", "compressive", "covariance", "auto")
 #: --large: the thesis' Fig. 9.7 setting
 LARGE = {"n": 10_000, "d": 2 ** 15, "k": 20, "nu": 0.05, "delta": 1e-6, "batch_size": 128}
 LARGE_EPSILONS = (1.0, 10.0, INF)
@@ -289,17 +296,31 @@ def _compressive_class():
     return pysketch.CompressivePCA
 
 
-def fit_compressive(X, k, epsilon, seed, options):
+def _fit_pysketch_pca(X, k, epsilon, seed, options, method):
     cls = _compressive_class()
     d = options["d"]
-    est = cls(k, epsilon=None if math.isinf(epsilon) else epsilon, delta=options.get("delta", 0.0),
+    est = cls(k, method=method, epsilon=None if math.isinf(epsilon) else epsilon, delta=options.get("delta") or 0.0,
               neighbouring="add_remove", data_norm=1.0, centre=np.zeros(d), random_state=seed)
     est.fit(X)
     extras = {}
     size = getattr(est, "sketch_size_", None)
     if size is not None:
         extras["sketch_size"] = int(size)
+    if method == "auto":
+        extras["method"] = est.method_
     return est.components_, extras
+
+
+def fit_compressive(X, k, epsilon, seed, options):
+    return _fit_pysketch_pca(X, k, epsilon, seed, options, "sketch")
+
+
+def fit_covariance(X, k, epsilon, seed, options):
+    return _fit_pysketch_pca(X, k, epsilon, seed, options, "covariance")
+
+
+def fit_auto(X, k, epsilon, seed, options):
+    return _fit_pysketch_pca(X, k, epsilon, seed, options, "auto")
 
 
 def _probe_diffprivlib():
@@ -327,6 +348,8 @@ METHOD_TABLE = {
     "analyze-gauss": (fit_analyze_gauss, None, True, False),
     "diffprivlib": (fit_diffprivlib, _probe_diffprivlib, True, False),
     "compressive": (fit_compressive, _probe_compressive, True, True),
+    "covariance": (fit_covariance, _probe_compressive, True, True),
+    "auto": (fit_auto, _probe_compressive, True, True),
 }
 
 
@@ -659,6 +682,8 @@ def main(argv=None, out=print):
                    help=f"--large: memory budget of AnalyzeGaussPCA (default {DEFAULT_MEMORY_MB})")
     p.add_argument("--timeout", type=float, default=None,
                    help=f"seconds per diffprivlib fit (default {DEFAULT_TIMEOUT:g}; {QUICK_TIMEOUT:g} with --quick)")
+    p.add_argument("--delta", type=float, default=None,
+                   help="delta of the CompressivePCA rows and of analyze-gauss (default: 0 and 1 / (100 n))")
     p.add_argument("--secure-noise", action="store_true",
                    help="draw the baselines' noise from OS entropy (production timings) instead of the seed")
     a = p.parse_args(argv)
@@ -667,7 +692,7 @@ def main(argv=None, out=print):
 
     threads = {v: os.environ.get(v) for v in _timing.ALL_RUNTIMES}
     out("threads: " + ", ".join(f"{v}={threads[v]}" for v in threads))
-    options = {"secure_noise": a.secure_noise,
+    options = {"secure_noise": a.secure_noise, "delta": a.delta,
                "timeout": a.timeout if a.timeout is not None else (QUICK_TIMEOUT if a.quick else DEFAULT_TIMEOUT)}
     out("baseline noise: " + ("OS entropy" if a.secure_noise else "seeded, insecure (insecure_seed=seed)"))
 

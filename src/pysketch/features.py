@@ -42,6 +42,7 @@ from .frequencies import FrequencyLaw, GaussianLaw
 from .operators import DenseOperator, FrequencyOperator, column_norm_sq_bound, make_operator, spectral_norm_sq_bound
 
 __all__ = ["FEATURE_MAPS", "FeatureMap", "FourierMap", "ComplexFourierMap", "RealFourierMap", "QuantizedFourierMap", "QuadraticMap",
+           "SecondMomentMap",
            "make_feature_map", "FEATURE_KINDS", "OneHotMap", "HistogramMap", "RaceMap",
            "DenseDesign", "OneHotDesign", "make_box_map", "box_map_kinds", "SUBSAMPLING_SCHEMES", "quadratic_spectral_bound",
            "quadratic_s4_bound"]
@@ -505,6 +506,53 @@ def _finite_phases(T):
     return T
 
 
+def _centre_and_clip(X, centre, data_norm):
+    """Subtract the centre (None: none) from the rows of X and rescale those with
+    ||x - centre||_2 > data_norm (None: none) just inside that sphere, in place; returns
+    how many were rescaled."""
+    if centre is not None:
+        X -= centre.astype(X.dtype)
+    if data_norm is None:
+        return 0
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+    huge = ~np.isfinite(norms)
+    if huge.any():  # ||x||^2 overflowed (finite records above ~1e154): scale them first
+        H = X[huge].astype(np.float64)
+        top = np.max(np.abs(H), axis=1)
+        H /= top[:, None]
+        norms[huge] = top * np.sqrt(np.einsum("ij,ij->i", H, H))
+    over = norms > data_norm
+    k = int(np.count_nonzero(over))
+    if k:
+        # just inside the sphere in the records' dtype
+        shrink = (data_norm / norms[over]) * (1.0 - 4.0 * float(np.finfo(X.dtype).eps))
+        X[over] *= shrink[:, None].astype(X.dtype)
+    return k
+
+
+def _warn_rescaled(k, data_norm):
+    """The warning of a map that rescaled k > 0 records onto its sphere of radius data_norm."""
+    if k > 0:
+        warnings.warn(f"{k} record(s) had ||x - centre||_2 > data_norm = {data_norm:g} and were rescaled onto that "
+                      "sphere (the privacy guarantee assumes the ball); pass a larger public data_norm to keep them "
+                      "whole", RuntimeWarning, stacklevel=5)
+
+
+def _public_radius(feature_map, data_norm):
+    """The radius R a second-moment map's sensitivity holds for: data_norm, else the map's
+    own (ValueError when neither is given, or data_norm is below the map's own)."""
+    if data_norm is None:
+        data_norm = feature_map.data_norm
+        if data_norm is None:
+            raise ValueError(f"{feature_map.kind} features need data_norm: a public bound R on ||x - centre||_2 of "
+                             "every record (or a map made with data_norm, which rescales records onto it)")
+    data_norm = _check_radius(data_norm, "data_norm")
+    if feature_map.data_norm is not None and data_norm < feature_map.data_norm:
+        raise ValueError(f"data_norm={data_norm!r} is below the map's own radius {feature_map.data_norm!r}: its "
+                         "records are only rescaled onto the larger sphere")
+    return data_norm
+
+
 def _finite_squares(F):
     """F (quadratic features or their sum), or ValueError about the data's scale when they
     overflowed (records beyond about 1e154 in the frequencies' units)."""
@@ -578,24 +626,7 @@ class QuadraticMap(_KernelMap):
 
     def _prepare(self, X):
         """Centre and rescale the rows of X in place; returns how many were rescaled."""
-        if self.centre is not None:
-            X -= self.centre.astype(X.dtype)
-        if self.data_norm is None:
-            return 0
-        norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
-        huge = ~np.isfinite(norms)
-        if huge.any():  # ||x||^2 overflowed (finite records above ~1e154): scale them first
-            H = X[huge].astype(np.float64)
-            top = np.max(np.abs(H), axis=1)
-            H /= top[:, None]
-            norms[huge] = top * np.sqrt(np.einsum("ij,ij->i", H, H))
-        over = norms > self.data_norm
-        k = int(np.count_nonzero(over))
-        if k:
-            # just inside the sphere in the records' dtype
-            shrink = (self.data_norm / norms[over]) * (1.0 - 4.0 * float(np.finfo(X.dtype).eps))
-            X[over] *= shrink[:, None].astype(X.dtype)
-        return k
+        return _centre_and_clip(X, self.centre, self.data_norm)
 
     def new_accumulators(self):
         # the sum of the features, no second sum, and the number of rescaled records
@@ -609,11 +640,8 @@ class QuadraticMap(_KernelMap):
         super().accumulate(X, (acc0, None), subsample)
 
     def sums(self, accumulators):
-        if len(accumulators) > 2 and accumulators[2][0] > 0:
-            k = int(accumulators[2][0])
-            warnings.warn(f"{k} record(s) had ||x - centre||_2 > data_norm = {self.data_norm:g} and were rescaled "
-                          "onto that sphere (the privacy guarantee assumes the ball); pass a larger public data_norm "
-                          "to keep them whole", RuntimeWarning, stacklevel=4)
+        if len(accumulators) > 2:
+            _warn_rescaled(int(accumulators[2][0]), self.data_norm)
         return {"sum": _finite_squares(accumulators[0].copy())}
 
     def second_moments(self, mean):
@@ -625,15 +653,7 @@ class QuadraticMap(_KernelMap):
         return z
 
     def _sensitivity(self, norm, neighbouring, r, data_norm):
-        if data_norm is None:
-            data_norm = self.data_norm
-            if data_norm is None:
-                raise ValueError("quadratic features need data_norm: a public bound R on ||x - centre||_2 of every "
-                                 "record (or a map made with data_norm, which rescales records onto it)")
-        data_norm = _check_radius(data_norm, "data_norm")
-        if self.data_norm is not None and data_norm < self.data_norm:
-            raise ValueError(f"data_norm={data_norm!r} is below the map's own radius {self.data_norm!r}: its records "
-                             "are only rescaled onto the larger sphere")
+        data_norm = _public_radius(self, data_norm)
         op = self.operator
         gram = op.gram_norm_bound()
         base = gram if norm == 1 else math.sqrt(gram * op.column_norm_bound())
@@ -671,6 +691,180 @@ class QuadraticMap(_KernelMap):
         extra = "" if self.data_norm is None else f", data_norm={self.data_norm:g}"
         extra += "" if self.centre is None else ", centred"
         return f"FeatureMap(kind='quadratic', operator={self.operator!r}{extra})"
+
+
+@FEATURE_MAPS.register("second_moment")
+class SecondMomentMap(FeatureMap):
+    """The whole second-moment matrix as a sketch: the quadratic map on an orthonormal basis
+    of the d (d + 1) / 2 symmetric matrices (real, no frequencies, no dither).
+
+    ``SecondMomentMap(d, *, data_norm=None, centre=None)``. For y = x - c, the features are
+    the coordinates of y y^T in the basis {e_i e_i^T} and {(e_i e_j^T + e_j e_i^T) / sqrt 2,
+    i < j}: y_i^2 for every i, then sqrt(2) y_i y_j for i < j, in the order of
+    ``numpy.triu_indices(d)`` (row by row of the upper triangle, the diagonal entry first).
+    The basis is orthonormal in the Frobenius inner product, so ||Phi(x)||_2 = ||y y^T||_F =
+    ||y||^2, and the mean sketch is the coordinates of the second-moment matrix C about c
+    (`second_moment_matrix`). Sums are accumulated as y^T y of whole batches (BLAS): O(d^2)
+    memory, O(n d^2) time; a sketch is m = d (d + 1) / 2 float64 numbers.
+
+    Its private release is Analyze Gauss (Dwork, Talwar, Thakurta & Zhang, STOC 2014) with the
+    off-diagonal noise sqrt 2 smaller (the orthonormal basis), or the Laplace covariance
+    baseline, through the same release path as every sketch.
+
+    Parameters
+    ----------
+    d : int
+        Input dimension.
+    data_norm, centre
+        As for 'quadratic' features: records with ||x - c||_2 > R are rescaled onto the sphere
+        of radius R (counted in a warning, never dropped); c is a public centre.
+
+    Sensitivities of the sum on the ball ||x - c|| <= R (brute-forced in
+    tests/test_second_moment.py): add/remove, L2 = R^2 (||y y^T||_F = ||y||^2) and
+    L1 = R^2 (1 + (d - 1) / sqrt 2) (sum_i y_i^2 + sqrt 2 sum_{i<j} |y_i y_j| =
+    ||y||^2 (1 - 1/sqrt 2) + ||y||_1^2 / sqrt 2, largest at |y_i| = R / sqrt d); replace,
+    L2 = sqrt(2) R^2 (||y y^T - z z^T||_F^2 = ||y||^4 + ||z||^4 - 2 (y^T z)^2, largest for
+    orthogonal y, z of norm R) and L1 at most twice the add/remove value (the triangle
+    inequality). No feature subsampling.
+    """
+
+    kind = "second_moment"
+    takes_dither = False
+    operator = None
+
+    def __new__(cls, *args, **kwargs):
+        return object.__new__(cls)
+
+    def __init__(self, d, *, data_norm=None, centre=None):
+        d = check_int(d, "d")
+        # the accumulator y^T y (d x d), the sum, and a batch's features for transform
+        self._d = check_size(d, "d", nbytes=lambda v: 8 * v * v + 8 * (v * (v + 1) // 2),
+                             what="for the d x d second-moment accumulator and its sketch")
+        self.data_norm = None if data_norm is None else _check_radius(data_norm, "data_norm")
+        if centre is not None:
+            c = np.array(centre, dtype=np.float64)
+            if c.shape != (d,):
+                raise ValueError(f"centre must have shape ({d},) (the input dimension), got {c.shape}")
+            if not np.isfinite(c).all():
+                raise ValueError("centre must be finite")
+            centre = c
+        self.centre = centre
+        self.dither = None
+        self.kernel_dither = None
+
+    @property
+    def d(self):
+        return self._d
+
+    @property
+    def m(self):
+        return self._d * (self._d + 1) // 2
+
+    @property
+    def input_dtype(self):
+        return np.dtype(np.float64)
+
+    def _rows(self, X):
+        A = np.asarray(X)
+        single = A.ndim == 1
+        A = check_array(A[None, :] if single else A, "X", np.float64)
+        if A.shape[1] != self.d:
+            raise ValueError(f"X must have {self.d} columns (the map's input dimension), got shape {A.shape}")
+        return A, single
+
+    def transform(self, X):
+        """The features of the rows of X: (n, d (d + 1) / 2) float64 (a record of shape (d,)
+        gives a 1-D result)."""
+        A, single = self._rows(X)
+        Y = np.array(A)
+        _centre_and_clip(Y, self.centre, self.data_norm)
+        check_size(Y.shape[0], "the number of rows of X", nbytes=lambda v: 8 * v * self.m,
+                   what=f"for their {self.m} features each")
+        i, j, off = self._upper()
+        with np.errstate(over="ignore"):
+            F = Y[:, i] * Y[:, j]
+        F[:, off] *= math.sqrt(2.0)
+        F = _finite_squares(F)
+        return F[0] if single else F
+
+    def features(self, T):
+        raise TypeError("second_moment features are not a function of phases Omega^T x: use transform(X)")
+
+    def subsampling_spec(self, r, scheme):
+        raise ValueError("second_moment features have no feature subsampling")
+
+    def _upper(self):
+        """The upper triangle's indices (numpy.triu_indices order) and the off-diagonal mask."""
+        i, j = np.triu_indices(self.d)
+        return i, j, i != j
+
+    def new_accumulators(self):
+        # the features' sum, no second sum, and the number of rescaled records
+        return (np.zeros(self.m), None, np.zeros(1))
+
+    def accumulate(self, X, accumulators, subsample=None):
+        if subsample is not None:
+            raise ValueError("second_moment features have no feature subsampling")
+        acc, _, rescaled = accumulators
+        if self.centre is not None or self.data_norm is not None:
+            X = X.copy()  # the caller's rows are never modified
+            rescaled[0] += _centre_and_clip(X, self.centre, self.data_norm)
+        # the batch's y^T y (BLAS), added in the features' own coordinates: the sums of
+        # blocks merge like those of any map (the same blocks in the same order: the same bits)
+        with np.errstate(over="ignore", invalid="ignore"):
+            gram = X.T @ X
+        i, j, off = self._upper()
+        part = gram[i, j]
+        part[off] *= math.sqrt(2.0)
+        acc += part
+
+    def sums(self, accumulators):
+        _warn_rescaled(int(accumulators[2][0]), self.data_norm)
+        return {"sum": _finite_squares(accumulators[0].copy())}
+
+    def second_moment_matrix(self, mean):
+        """The symmetric d x d matrix whose coordinates (see the class docstring) are the
+        mean sketch `mean`: the records' second moments about the centre."""
+        z = np.array(mean, dtype=np.float64).reshape(-1)
+        if z.shape != (self.m,):
+            raise ValueError(f"the sketch mean must have shape ({self.m},), got {np.shape(mean)}")
+        if not np.isfinite(z).all():
+            raise ValueError("the sketch mean must be finite")
+        i, j, off = self._upper()
+        z[off] /= math.sqrt(2.0)
+        C = np.zeros((self.d, self.d))
+        C[i, j] = z
+        C[j[off], i[off]] = z[off]
+        return C
+
+    def _sensitivity(self, norm, neighbouring, r, data_norm):
+        if r != self.m:
+            raise ValueError("second_moment features have no feature subsampling: features_per_record must be m")
+        R2 = _public_radius(self, data_norm) ** 2
+        base = R2 if norm == 2 else R2 * (1.0 + (self.d - 1) / math.sqrt(2.0))
+        if neighbouring == "replace":
+            base *= math.sqrt(2.0) if norm == 2 else 2.0
+        if not math.isfinite(base):
+            raise ValueError(f"the magnitude of data_norm ({math.sqrt(R2):.3g}) is outside the supported range: the "
+                             "sensitivity overflows float64; rescale the data (and data_norm) by a constant")
+        return base
+
+    def get_state(self):
+        meta = {"kind": self.kind, "d": self.d}
+        if self.data_norm is not None:
+            meta["data_norm"] = self.data_norm
+        arrays = {} if self.centre is None else {"centre": self.centre}
+        return meta, arrays
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        centre = arrays.get("centre")
+        return cls(meta["d"], data_norm=meta.get("data_norm"), centre=None if centre is None else np.asarray(centre))
+
+    def __repr__(self):
+        extra = "" if self.data_norm is None else f", data_norm={self.data_norm:g}"
+        extra += "" if self.centre is None else ", centred"
+        return f"FeatureMap(kind='second_moment', d={self.d}{extra})"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,5 +1,12 @@
 """Compressive PCA: principal subspaces from a quadratic sketch, with scikit-learn's PCA API.
 
+Two sketches, one estimator (``method``): the compressive quadratic sketch below, or the
+whole second-moment matrix as a sketch (pysketch.features.SecondMomentMap: d (d + 1) / 2
+coordinates in an orthonormal basis of the symmetric matrices; exact PCA when clean,
+Analyze Gauss or the Laplace covariance method when private; pysketch.decoders.eigen).
+'auto' takes the second where its d x d memory fits the budget and it is the better
+release (the rule in `CompressivePCA`).
+
 The records are sketched once with random quadratic features (omega_j^T (x - c))^2 over a
 union of orthonormal bases (dense, or R3 blocks on the fast Walsh-Hadamard transform), so
 the mean sketch is z = M(C), rank-one measurements of the second moments C about the
@@ -23,14 +30,23 @@ from ._checks import check_size
 from ._random import as_generator
 from .accumulate import SketchAccumulator
 from .blocks import check_records, is_dask_collection, map_blocks, map_reduce
-from .decoders import DECODERS, SubspaceProblem
-from .features import make_feature_map
+from .decoders import DECODERS
+from .features import SecondMomentMap, make_feature_map
 from .frequencies import OrthonormalBasesLaw
 from .sketch import Sketch
 
 __all__ = ["CompressivePCA"]
 
 _OPERATORS = ("auto", "dense", "r3")
+#: method -> (the map's kind, the subspace decoder that reads it, the estimator's parameters
+#: the decoder takes)
+_METHODS = {"sketch": ("quadratic", "burer_monteiro", ("max_iter",)), "covariance": ("second_moment", "eigen", ())}
+#: Bytes per d^2 of a covariance fit: the sketch and its noise (d (d + 1) / 2 float64 and
+#: int64 each), a batch's y^T y and its upper triangle, the rebuilt matrix and the eigen
+#: solver's copy (d^2 float64 each), with room to spare.
+COVARIANCE_BYTES_PER_D2 = 48
+#: The default memory budget of method='auto' (bytes).
+DEFAULT_MEMORY_BUDGET = 1 << 30
 #: The count's share of the sketch's epsilon under add/remove: the count only rescales z
 #: (and so the explained variances), never the subspace, so it gets little.
 COUNT_SHARE = 0.05
@@ -43,6 +59,23 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
     ----------
     n_components : int, optional
         k, the number of components (default: min(n_samples, n_features)).
+    method : {'auto', 'sketch', 'covariance'}, default 'auto'
+        What is sketched (and released, when private). 'sketch': the compressive quadratic
+        sketch of m features (memory O(kd + m), any d). 'covariance': the whole
+        second-moment matrix as a sketch of d (d + 1) / 2 coordinates (memory O(d^2), time
+        O(n d^2); exact PCA when clean; private: Analyze Gauss with delta > 0, the Laplace
+        covariance method with delta = 0), decoded by its top eigenvectors. 'auto' takes
+        'covariance' when its memory (COVARIANCE_BYTES_PER_D2 d^2 bytes) fits
+        `memory_budget`, no sketch_size is given, and either the fit is not private (it is
+        exact), or delta > 0 (with the Gaussian mechanism the sketch's least-squares error
+        is about d^2 / (2m) = d / (4k) times Analyze Gauss's at the same (epsilon, delta),
+        and for d < 4k the sketch is no smaller than the matrix), or the sketch would hold
+        no fewer numbers than the matrix; 'sketch' otherwise (pure epsilon: the sketch
+        measured at or above the Laplace covariance at every epsilon of the PCA
+        benchmark's real sets; or d too large). The method used is `method_`.
+    memory_budget : int, default 2**30
+        Bytes 'auto' may give a covariance fit (public: the rule reads d, k, epsilon,
+        delta and this budget, never the data).
     sketch_size : int, optional
         m, the number of quadratic features, rounded up to whole orthonormal bases (a
         multiple of d for 'dense', of the padded d_p for 'r3'). Default: 10 k d without
@@ -123,10 +156,13 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
     sketch, and a sketched spread beyond the range.
     """
 
-    def __init__(self, n_components=None, *, sketch_size=None, operator="auto", epsilon=None, delta=0.0,
-                 neighbouring="add_remove", data_norm=None, centre=None, mean_share=0.2, n_init=3, max_iter=3000,
-                 random_state=None, accountant=None, batch_size=None, dtype=np.float64):
+    def __init__(self, n_components=None, *, method="auto", memory_budget=DEFAULT_MEMORY_BUDGET, sketch_size=None,
+                 operator="auto", epsilon=None, delta=0.0, neighbouring="add_remove", data_norm=None, centre=None,
+                 mean_share=0.2, n_init=3, max_iter=3000, random_state=None, accountant=None, batch_size=None,
+                 dtype=np.float64):
         self.n_components = n_components
+        self.method = method
+        self.memory_budget = memory_budget
         self.sketch_size = sketch_size
         self.operator = operator
         self.epsilon = epsilon
@@ -147,8 +183,14 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
     def _validate_params(self):
         if self.n_components is not None:
             _check_int(self.n_components, "n_components")
+        if self.method not in ("auto", *_METHODS):
+            raise ValueError(f"method must be one of {('auto', *_METHODS)}, got {self.method!r}")
+        _check_int(self.memory_budget, "memory_budget")
         if self.sketch_size is not None:
             _check_int(self.sketch_size, "sketch_size")
+            if self.method == "covariance":
+                raise ValueError("sketch_size applies to method='sketch' only (a covariance sketch has d (d + 1) / 2 "
+                                 "coordinates)")
         if self.operator not in _OPERATORS:
             raise ValueError(f"operator must be one of {_OPERATORS}, got {self.operator!r}")
         if self.epsilon is not None:
@@ -170,7 +212,8 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             _check_int(self.batch_size, "batch_size")
         if float_dtype(self.dtype) is None:
             raise ValueError(f"dtype must be float32 or float64, got {self.dtype!r}")
-        DECODERS.get("burer_monteiro").check(task="subspace", private=self.epsilon is not None)
+        for _, decoder, _ in _METHODS.values():
+            DECODERS.get(decoder).check(task="subspace", private=self.epsilon is not None)
 
     def _centre_array(self, d):
         c = np.asarray(self.centre, dtype=np.float64)
@@ -189,19 +232,35 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             raise ValueError(f"n_components={self.n_components} must be <= n_features={d}")
         return self.n_components
 
+    def _method(self, d, k):
+        """The method for d features and k components (the rule under `method`)."""
+        if self.method != "auto":
+            return self.method
+        if self.sketch_size is not None or COVARIANCE_BYTES_PER_D2 * d * d > self.memory_budget:
+            return "sketch"
+        if self.epsilon is None or self.delta > 0:
+            return "covariance"
+        return "covariance" if self._quadratic_size(d, k) >= d * (d + 1) // 2 else "sketch"
+
     def _operator(self, d):
         if self.operator == "auto":
             return "r3" if d >= 64 else "dense"
         return self.operator
 
     def _sketch_size(self, d, k):
-        """m, rounded up to whole orthonormal bases."""
+        """m of the method's sketch: d (d + 1) / 2 for the covariance, else `_quadratic_size`."""
+        if self._method(d, k) == "covariance":
+            return d * (d + 1) // 2
+        return self._quadratic_size(d, k)
+
+    def _quadratic_size(self, d, k):
+        """m of the quadratic sketch, rounded up to whole orthonormal bases."""
         op = self._operator(d)
         block = d if op == "dense" else 1 << max(0, math.ceil(math.log2(d)))
         m = self.sketch_size if self.sketch_size is not None else (2 if self.epsilon is not None else 10) * k * d
         return -(-m // block) * block
 
-    def _check_sizes(self, d, k, m=None):
+    def _check_sizes(self, d, k, m=None, method=None):
         """sketch_size (when given; m: the size of a given sketch) and n_components against
         the memory they imply for d features, refused before anything is charged: the
         operator, the sketch and the decoder's products Omega^T U of m frequencies with k
@@ -209,6 +268,10 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         from .operators import operator_bytes
 
         given = m is not None
+        if (method if given else self._method(d, k)) == "covariance":
+            check_size(d, "n_features", nbytes=lambda v: COVARIANCE_BYTES_PER_D2 * v * v,
+                       what="for a covariance fit (its d x d matrices)")
+            return
 
         def fit_bytes(k, m):
             drawn = 0 if given else operator_bytes(d, m, self._operator(d), np.dtype(self.dtype))
@@ -218,11 +281,13 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             check_size(self.sketch_size, "sketch_size", nbytes=lambda v: fit_bytes(1, v),
                        what=f"for its frequencies and the decoding, d = {d}")
         sketch = ("the sketch's" if given else "sketch_size =" if self.sketch_size is not None else
-                  "the default sketch_size of") + f" {m if given else self._sketch_size(d, k)} frequencies"
-        check_size(k, "n_components", nbytes=lambda v: fit_bytes(v, m if given else self._sketch_size(d, v)),
+                  "the default sketch_size of") + f" {m if given else self._quadratic_size(d, k)} frequencies"
+        check_size(k, "n_components", nbytes=lambda v: fit_bytes(v, m if given else self._quadratic_size(d, v)),
                    what=f"for the decoding of {sketch}, d = {d}")
 
     def _make_map(self, d, k, centre, data_norm, rng):
+        if self._method(d, k) == "covariance":
+            return SecondMomentMap(d, data_norm=data_norm, centre=centre)
         return make_feature_map(d, self._sketch_size(d, k), "quadratic", operator=self._operator(d),
                                 law=OrthonormalBasesLaw(), random_state=rng, dtype=np.dtype(self.dtype),
                                 data_norm=data_norm, centre=centre)
@@ -395,11 +460,19 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             raise ValueError("the magnitude of the data is outside the supported range: the squares of the records "
                              "(about the centre) overflow float64 in the sketch; rescale the data (and any "
                              "data_norm or centre) by a constant")
-        problem = SubspaceProblem.from_sketch(sketch)  # ValueError for a non-quadratic sketch
+        kind = sketch.feature_map.kind
+        method = next((name for name, (map_kind, *_) in _METHODS.items() if map_kind == kind), None)
+        if method is None:
+            kinds = " or ".join(repr(v[0]) for v in _METHODS.values())
+            raise ValueError(f"subspace decoders need quadratic features ({kinds}), not {kind!r}")
+        _, name, options = _METHODS[method]
+        cls = DECODERS.get(name)
+        problem = cls.problem(sketch)
         k = self._k(problem.d)
-        self._check_sizes(problem.d, k, m=problem.m)
-        decoder = DECODERS.get("burer_monteiro")(max_iter=self.max_iter)
+        self._check_sizes(problem.d, k, m=problem.m, method=method)
+        decoder = cls(**{option: getattr(self, option) for option in options})
         sol = decoder.decode(problem, k, n_init=self.n_init, random_state=rng)
+        self.method_ = method
         timings["decode"] = time.perf_counter() - t
         self.components_ = sol.components
         self.explained_variance_ = sol.variances

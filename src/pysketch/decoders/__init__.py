@@ -7,17 +7,20 @@
 - :mod:`~pysketch.decoders.grid`: k-means of grid sketches (joint histograms), clean or
   private;
 - :mod:`~pysketch.decoders.subspace`: the SubspaceProblem of quadratic sketches and the
-  Burer-Monteiro decoder (principal subspaces).
+  Burer-Monteiro decoder (principal subspaces);
+- :mod:`~pysketch.decoders.eigen`: the CovarianceProblem of second-moment sketches and the
+  eigen decoder (principal subspaces of the whole matrix).
 """
 
 from .base import DECODERS, Decoder
 from .cl_amp import ClAmpSolution, cl_amp
 from .clompr import clompr
 from .coreset import coreset, mixture_kmeans
+from .eigen import CovarianceProblem, EigenDecoder
 from .grid import GridKMeansDecoder, GridProblem, GridSolution, grid_kmeans
 from .problem import DecodingProblem, DiagonalGaussianAtoms, DiracAtoms, IsotropicGaussianAtoms, MixtureSolution
 from .subspace import BurerMonteiro, SubspaceProblem, SubspaceSolution
 
-__all__ = ["BurerMonteiro", "DECODERS", "ClAmpSolution", "Decoder", "DecodingProblem", "DiagonalGaussianAtoms",
+__all__ = ["BurerMonteiro", "CovarianceProblem", "DECODERS", "EigenDecoder", "ClAmpSolution", "Decoder", "DecodingProblem", "DiagonalGaussianAtoms",
            "DiracAtoms", "IsotropicGaussianAtoms", "MixtureSolution", "SubspaceProblem", "SubspaceSolution", "cl_amp",
            "clompr", "coreset", "mixture_kmeans", "GridKMeansDecoder", "GridProblem", "GridSolution", "grid_kmeans"]

@@ -174,6 +174,7 @@ class BurerMonteiro(Decoder):
     task = "subspace"
     atoms = ()
     decodes_private = True
+    problem_type = SubspaceProblem
 
     def __init__(self, *, max_iter=3000, tol=1e-12, floor=True, discrepancy=True):
         self.max_iter = check_int(max_iter, "max_iter")

@@ -1,0 +1,103 @@
+"""Principal subspaces from a sketch of the whole second-moment matrix: the eigen decoder.
+
+A 'second_moment' sketch's mean holds the coordinates of C, the records' second-moment
+matrix about the map's centre, in an orthonormal basis of the symmetric matrices
+(pysketch.features.SecondMomentMap). The decoder rebuilds C (noisy for a private release)
+and returns its top-k eigenvectors: exact PCA of a clean sketch, Analyze Gauss (Dwork,
+Talwar, Thakurta & Zhang, STOC 2014) or the Laplace covariance method of a private one.
+The eigenvalues of a noisy C are biased upwards by the noise (its spectral norm); the
+components are what the release is for.
+"""
+
+import math
+
+import numpy as np
+
+from .._checks import check_int
+from .._state import FEATURE_MAPS
+from .base import DECODERS, Decoder
+from .problem import check_count_and_noise
+from .subspace import SubspaceSolution
+
+__all__ = ["CovarianceProblem", "EigenDecoder"]
+
+
+class CovarianceProblem:
+    """The d x d second-moment matrix C of a 'second_moment' sketch's mean (about the map's
+    centre), the count and the noise variance per coordinate of the mean (0 when clean)."""
+
+    def __init__(self, feature_map, mean, *, count=None, noise_variance=0.0):
+        FEATURE_MAPS.check(feature_map, "feature_map")
+        to_matrix = getattr(feature_map, "second_moment_matrix", None)
+        if to_matrix is None:
+            raise ValueError(f"the eigen decoder needs a sketch of 'second_moment' features, not {feature_map.kind!r}")
+        check_count_and_noise(count, noise_variance)
+        self.C = to_matrix(mean)
+        self.d = feature_map.d
+        self.m = feature_map.m
+        self.count = count
+        self.noise_variance = float(noise_variance)
+        self.private = self.noise_variance > 0
+        centre = getattr(feature_map, "centre", None)
+        self.centre = np.zeros(self.d) if centre is None else np.array(centre, dtype=np.float64)
+
+    @classmethod
+    def from_sketch(cls, sketch):
+        """The problem of a Sketch or PrivateSketch (as SubspaceProblem.from_sketch)."""
+        n = max(int(sketch.count), 1)
+        record = getattr(sketch, "privacy", None)
+        noise = 0.0 if record is None else record.sum_noise_variance / (n * n)
+        return cls(sketch.feature_map, sketch.mean(), count=n, noise_variance=noise)
+
+    def total_variance(self):
+        """tr(C), never below 0."""
+        return max(float(np.trace(self.C)), 0.0)
+
+
+@DECODERS.register("eigen")
+class EigenDecoder(Decoder):
+    """The top-k eigenvectors of the rebuilt second-moment matrix (scipy.linalg.eigh, the
+    requested eigenvalues only: O(d^3) time, O(d^2) memory).
+
+    The solution's floor is the mean of the other d - k eigenvalues (from the trace, never
+    below 0), its variances the top eigenvalues, and its residual the relative Frobenius
+    distance from C to the model (top-k part plus floor times the identity); one direct
+    solve counts as one iteration (n_iter = 1)."""
+
+    name = "eigen"
+    task = "subspace"
+    atoms = ()
+    decodes_private = True
+    problem_type = CovarianceProblem
+
+    def decode(self, problem, n_components, *, n_init=1, random_state=None):
+        from scipy import linalg
+
+        if not isinstance(problem, CovarianceProblem):
+            raise TypeError(f"problem must be a CovarianceProblem, got {type(problem).__name__}")
+        d, k = problem.d, check_int(n_components, "n_components")
+        if k > d:
+            raise ValueError(f"n_components must be in [1, d={d}], got {n_components!r}")
+        C = problem.C
+        lam, V = linalg.eigh(C, subset_by_index=[d - k, d - 1], check_finite=False)
+        order = np.argsort(lam)[::-1]
+        lam, components = lam[order], np.ascontiguousarray(V[:, order].T)
+        # a deterministic sign: the largest coordinate of each component positive
+        big = np.argmax(np.abs(components), axis=1)
+        components *= np.sign(components[np.arange(k), big])[:, None]
+        trace = float(np.trace(C))
+        floor = max((trace - float(lam.sum())) / (d - k), 0.0) if d > k else 0.0
+        # ||C - model||_F^2 from the spectrum's pieces: the top k exactly, the other d - k
+        # eigenvalues through their sum (the trace) and the sum of their squares (||C||_F^2
+        # minus the top's), all in a power-of-two unit of C (exact) so that no square
+        # overflows or underflows at any data scale
+        top = float(np.max(np.abs(C))) if C.size else 0.0
+        unit = math.ldexp(1.0, math.frexp(top)[1]) if top > 0 and math.isfinite(top) else 1.0
+        Cu, lu, fu = C / unit, lam / unit, floor / unit
+        fro2 = float(np.einsum("ij,ij->", Cu, Cu))
+        rest_sq = max(fro2 - float(lu @ lu), 0.0)
+        rest_sum = float(np.trace(Cu)) - float(lu.sum())
+        resid2 = rest_sq - 2.0 * fu * rest_sum + (d - k) * fu * fu
+        residual = math.sqrt(max(resid2, 0.0) / fro2) if fro2 > 0 else 0.0
+        return SubspaceSolution(components=components, variances=np.maximum(lam, 0.0), floor=float(floor),
+                                total_variance=problem.total_variance(), residual=residual, restart=0, n_iter=1)
