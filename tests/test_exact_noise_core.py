@@ -38,7 +38,7 @@ from pysketch.runtime import SIMD_LEVELS
 
 P_MIN = 1e-6  # chi-square: fail below
 Z_MAX = 5.3   # mean / variance: fail above
-N_LAW = 10**6  # compiled draws per law test
+N_LAW = 10**7  # compiled draws per law test (issue 35: chi-square over 10^7 draws)
 N_REF = 10**5  # Python reference draws per agreement test
 SIDE_BINS = 30  # bins per side before pooling
 
@@ -232,6 +232,16 @@ LAPLACE_SCALES = [
 ]
 
 
+def _mechanism_parameter(mechanism, D=1000):
+    """The exact parameter (grid_parameter_) a mechanism's release of D coordinates draws from."""
+    mechanism.randomise(np.zeros(D))
+    return mechanism.grid_parameter_
+
+
+# the rationals the grid gives: a Laplace mechanism's dyadic scale (epsilon 0.7, sensitivity 3)
+LAPLACE_SCALES.append(_mechanism_parameter(mechanisms.Laplace(0.7, 3.0, insecure_seed=0)))
+
+
 @pytest.mark.parametrize("t", LAPLACE_SCALES, ids=lambda t: f"t={float(t):.4g}")
 def test_discrete_laplace_law(t):
     law = Laplace(t)
@@ -255,6 +265,9 @@ GAUSSIAN_PARAMETERS = [
     (10 * M113, M113),  # sigma^2 = 10, unreduced: the 256-bit acceptance path
     (2**60 * M57, M57),  # sigma^2 = 2^60, unreduced
     ((2**118 - 1), (2**118 - 1)),  # sigma^2 = 1 at the top of the range
+    # a Gaussian mechanism's sigma^2 in grid steps ((float sigma / g)^2: 2^33 in the denominator)
+    (lambda s2: (s2.numerator, s2.denominator))(_mechanism_parameter(mechanisms.Gaussian(1.0, 1e-5, 1.0,
+                                                                                         insecure_seed=0))),
 ]
 
 
