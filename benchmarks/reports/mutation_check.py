@@ -120,7 +120,7 @@ FAULTS = [
       T + "::test_release_path_audit_ci_size[second_moment_laplace_add_remove]"]),
     ("second_moment replace factor dropped", "src/pysketch/features.py",
      "            base *= math.sqrt(2.0) if norm == 2 else 2.0\n",
-     "",
+     "            pass\n",
      ["tests/test_second_moment.py::test_sensitivities_are_attained_and_never_exceeded"]),
     # the comparison baselines (tests/test_privacy_audits_baselines.py)
     ("DPLloyd: each iteration at the whole epsilon (no eps/T)", "src/pysketch/baselines.py",
