@@ -240,8 +240,7 @@ def release(operator, X, epsilon, delta=0.0, *, mechanism="auto", contribution=1
     """
     epsilon, delta, C, mechanism, d1, d2 = _plan(operator, epsilon, delta, mechanism, contribution, Z2_guess)
     single = not hasattr(X, "tocsr") and np.ndim(X) == 1
-    Y = operator.apply(X)
-    Y = _nonempty(np.atleast_2d(np.asarray(Y, dtype=np.float64)))
+    Y = _nonempty(np.atleast_2d(np.asarray(_apply_by_rows(operator, X), dtype=np.float64)))
     if mechanism == "laplace":
         mech = Laplace(epsilon, d1, insecure_seed=insecure_seed)
     else:
@@ -274,6 +273,27 @@ def _check_noise_scale(scale, margin=0):
             f"sensitivity over epsilon) is outside the supported range [{1.0 / limit:.3g}, {limit:.3g}]: its fourth "
             "moment over- or underflows float64; rescale the data (and contribution) by a constant")
     return scale
+
+
+#: Bytes of one block of rows converted to the operator's dtype by `_apply_by_rows`.
+_CAST_BLOCK_BYTES = 64 << 20
+
+
+def _apply_by_rows(operator, X):
+    """operator.apply(X); a 2-D array of another dtype than the operator's (float32 rows
+    for a float64 operator, integers) is converted a block of rows at a time, so that
+    its converted copy (twice a float32 input) is never held whole."""
+    if not isinstance(X, np.ndarray) or X.ndim != 2 or X.dtype == operator.dtype or X.shape[0] < 2:
+        return operator.apply(X)
+    rows = max(1, _CAST_BLOCK_BYTES // max(1, X.shape[1] * operator.dtype.itemsize))
+    if rows >= X.shape[0]:
+        return operator.apply(X)
+    first = operator.apply(X[:rows])  # checks X's width and values as apply does
+    out = np.empty((X.shape[0], first.shape[1]), dtype=first.dtype)
+    out[:rows] = first
+    for start in range(rows, X.shape[0], rows):
+        operator.apply(X[start : start + rows], out=out[start : start + rows])
+    return out
 
 
 def _nonempty(Y):
