@@ -123,6 +123,12 @@ def _make_private_laplace_add_remove(n):
     s1 = fm.sketch(np.vstack([x0, x1]))
     plan = plan_release(fm.m, eps)
     assert plan.epsilon_count > 0 and plan.epsilon_sum + plan.epsilon_count == pytest.approx(eps)
+    return _laplace_sum_count_audit(s0, s1, plan, n), eps
+
+
+def _laplace_sum_count_audit(s0, s1, plan, n):
+    """The audit of release(s, plan) on D0 (s0) and D1 = D0 plus one record (s1): the event
+    'sum in D1's half-space and count >= 2'."""
     src = mech.noise_source()
     diff = s1.sum - s0.sum
 
@@ -131,7 +137,7 @@ def _make_private_laplace_add_remove(n):
             p = release(sk, plan, src)
             return min(_half_space(p.sum, s1.sum, diff), p.count - 2)
         return _repeat(one)
-    return _audit(draw(s0), draw(s1), 0.0, 0.0, n), eps
+    return _audit(draw(s0), draw(s1), 0.0, 0.0, n)
 
 
 def _make_private_laplace_replace(n):
@@ -173,6 +179,12 @@ def _make_private_gaussian_add_remove(n):
     s0, s1 = fm.sketch(x0), fm.sketch(np.vstack([x0, x1]))
     plan = plan_release(fm.m, eps, delta)
     assert plan.mechanism == "gaussian" and plan.epsilon_count > 0
+    return _gaussian_sum_count_audit(s0, s1, plan, delta, n), eps
+
+
+def _gaussian_sum_count_audit(s0, s1, plan, delta, n):
+    """The audit of a Gaussian release(s, plan) at L2 sensitivity 1 on D0 (s0) and D1 = D0 plus
+    one record (s1): the event 'projection above the threshold and count >= 2'."""
     sigma = analytic_gaussian_sigma(plan.epsilon_sum, delta, 1.0)
     g1, g0 = _count_ge(math.exp(-plan.epsilon_count))
     c = _gaussian_threshold(1.0, sigma, delta, n, g1, g0)
@@ -184,7 +196,7 @@ def _make_private_gaussian_add_remove(n):
             p = release(sk, plan, src)
             return min(_projection(p.sum, s0.sum, diff) - c, p.count - 2)
         return _repeat(one)
-    return _audit(draw(s0), draw(s1), 0.0, delta, n), eps
+    return _audit(draw(s0), draw(s1), 0.0, delta, n)
 
 
 def _second_moment_pair():
@@ -207,36 +219,19 @@ def _second_moment_laplace_add_remove(n):
     # make_private's plan + release: Laplace sum at L1 = 1 + 1/sqrt 2 and the count; event:
     # sum in D1's half-space and count >= 2
     eps = 1.0
-    fm, s0, s1, diff = _second_moment_pair()
+    fm, s0, s1, _ = _second_moment_pair()
     plan = plan_release(fm.m, eps)
     assert plan.mechanism == "laplace" and plan.epsilon_count > 0
-    src = mech.noise_source()
-
-    def draw(sk):
-        def one():
-            p = release(sk, plan, src)
-            return min(_half_space(p.sum, s1.sum, diff), p.count - 2)
-        return _repeat(one)
-    return _audit(draw(s0), draw(s1), 0.0, 0.0, n), eps
+    return _laplace_sum_count_audit(s0, s1, plan, n), eps
 
 
 def _second_moment_gaussian_add_remove(n):
     # the same with delta: Analyze Gauss on the orthonormal coordinates (L2 = 1) and the count
     eps, delta = 1.0, _delta(n)
-    fm, s0, s1, diff = _second_moment_pair()
+    fm, s0, s1, _ = _second_moment_pair()
     plan = plan_release(fm.m, eps, delta)
     assert plan.mechanism == "gaussian" and plan.epsilon_count > 0
-    sigma = analytic_gaussian_sigma(plan.epsilon_sum, delta, 1.0)
-    g1, g0 = _count_ge(math.exp(-plan.epsilon_count))
-    c = _gaussian_threshold(1.0, sigma, delta, n, g1, g0)
-    src = mech.noise_source()
-
-    def draw(sk):
-        def one():
-            p = release(sk, plan, src)
-            return min(_projection(p.sum, s0.sum, diff) - c, p.count - 2)
-        return _repeat(one)
-    return _audit(draw(s0), draw(s1), 0.0, delta, n), eps
+    return _gaussian_sum_count_audit(s0, s1, plan, delta, n), eps
 
 
 def _feature_subsampling_gaussian(n):

@@ -530,6 +530,16 @@ def _centre_and_clip(X, centre, data_norm):
     return k
 
 
+def _float64_rows(X, d):
+    """X (one record (d,) or rows (n, d)) as checked float64 rows, and whether it was one record."""
+    A = np.asarray(X)
+    single = A.ndim == 1
+    A = check_array(A[None, :] if single else A, "X", np.float64)
+    if A.shape[1] != d:
+        raise ValueError(f"X must have {d} columns (the map's input dimension), got shape {A.shape}")
+    return A, single
+
+
 def _warn_rescaled(k, data_norm):
     """The warning of a map that rescaled k > 0 records onto its sphere of radius data_norm."""
     if k > 0:
@@ -765,12 +775,7 @@ class SecondMomentMap(FeatureMap):
         return np.dtype(np.float64)
 
     def _rows(self, X):
-        A = np.asarray(X)
-        single = A.ndim == 1
-        A = check_array(A[None, :] if single else A, "X", np.float64)
-        if A.shape[1] != self.d:
-            raise ValueError(f"X must have {self.d} columns (the map's input dimension), got shape {A.shape}")
-        return A, single
+        return _float64_rows(X, self.d)
 
     def transform(self, X):
         """The features of the rows of X: (n, d (d + 1) / 2) float64 (a record of shape (d,)
@@ -907,12 +912,7 @@ class OneHotMap(FeatureMap):
         return np.concatenate([[0], np.cumsum(sizes[:-1])]).astype(np.int64)
 
     def _rows(self, X):
-        A = np.asarray(X)
-        single = A.ndim == 1
-        A = check_array(A[None, :] if single else A, "X", np.float64)
-        if A.shape[1] != self.d:
-            raise ValueError(f"X must have {self.d} columns (the map's input dimension), got shape {A.shape}")
-        return A, single
+        return _float64_rows(X, self.d)
 
     def indices(self, X):
         """The hot positions of the rows of X: (n, k) int32, entry j in block j's range."""

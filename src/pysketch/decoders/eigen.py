@@ -13,11 +13,10 @@ import math
 
 import numpy as np
 
-from .._checks import check_int
 from .._state import FEATURE_MAPS
 from .base import DECODERS, Decoder
 from .problem import check_count_and_noise
-from .subspace import SubspaceSolution
+from .subspace import SubspaceSolution, check_subspace_args, signed_components
 
 __all__ = ["CovarianceProblem", "EigenDecoder"]
 
@@ -73,18 +72,11 @@ class EigenDecoder(Decoder):
     def decode(self, problem, n_components, *, n_init=1, random_state=None):
         from scipy import linalg
 
-        if not isinstance(problem, CovarianceProblem):
-            raise TypeError(f"problem must be a CovarianceProblem, got {type(problem).__name__}")
-        d, k = problem.d, check_int(n_components, "n_components")
-        if k > d:
-            raise ValueError(f"n_components must be in [1, d={d}], got {n_components!r}")
+        d, k = check_subspace_args(problem, CovarianceProblem, n_components)
         C = problem.C
         lam, V = linalg.eigh(C, subset_by_index=[d - k, d - 1], check_finite=False)
         order = np.argsort(lam)[::-1]
-        lam, components = lam[order], np.ascontiguousarray(V[:, order].T)
-        # a deterministic sign: the largest coordinate of each component positive
-        big = np.argmax(np.abs(components), axis=1)
-        components *= np.sign(components[np.arange(k), big])[:, None]
+        lam, components = lam[order], signed_components(np.ascontiguousarray(V[:, order].T))
         trace = float(np.trace(C))
         floor = max((trace - float(lam.sum())) / (d - k), 0.0) if d > k else 0.0
         # ||C - model||_F^2 from the spectrum's pieces: the top k exactly, the other d - k

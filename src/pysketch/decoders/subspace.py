@@ -147,6 +147,24 @@ class SubspaceSolution:
     n_iter: int
 
 
+def check_subspace_args(problem, problem_type, n_components):
+    """(d, k) of a subspace decoder's call: TypeError unless problem is a problem_type,
+    ValueError unless 1 <= n_components <= d."""
+    if not isinstance(problem, problem_type):
+        raise TypeError(f"problem must be a {problem_type.__name__}, got {type(problem).__name__}")
+    d, k = problem.d, check_int(n_components, "n_components")
+    if k > d:
+        raise ValueError(f"n_components must be in [1, d={d}], got {n_components!r}")
+    return d, k
+
+
+def signed_components(components):
+    """The rows with a deterministic sign: the largest coordinate of each positive (in place)."""
+    big = np.argmax(np.abs(components), axis=1)
+    components *= np.sign(components[np.arange(components.shape[0]), big])[:, None]
+    return components
+
+
 @DECODERS.register("burer_monteiro")
 class BurerMonteiro(Decoder):
     """Burer-Monteiro factorisation with an isotropic floor, by L-BFGS (module docstring).
@@ -185,11 +203,7 @@ class BurerMonteiro(Decoder):
         self.discrepancy = bool(discrepancy)
 
     def decode(self, problem, n_components, *, n_init=3, random_state=None):
-        if not isinstance(problem, SubspaceProblem):
-            raise TypeError(f"problem must be a SubspaceProblem, got {type(problem).__name__}")
-        d, k = problem.d, check_int(n_components, "n_components")
-        if k > d:
-            raise ValueError(f"n_components must be in [1, d={d}], got {n_components!r}")
+        d, k = check_subspace_args(problem, SubspaceProblem, n_components)
         n_init = check_int(n_init, "n_init")
         rng = as_generator(random_state)
         if not np.any(problem.z):
@@ -229,10 +243,7 @@ class BurerMonteiro(Decoder):
         Q, R = np.linalg.qr(U)
         lam, V = np.linalg.eigh(R @ R.T)
         order = np.argsort(lam)[::-1]
-        components = (Q @ V[:, order]).T
-        # a deterministic sign: the largest coordinate of each component positive
-        big = np.argmax(np.abs(components), axis=1)
-        components *= np.sign(components[np.arange(k), big])[:, None]
+        components = signed_components((Q @ V[:, order]).T)
         return SubspaceSolution(components=np.ascontiguousarray(components), variances=np.maximum(lam[order], 0) + s,
                                 floor=float(s), total_variance=float(problem.total_variance()),
                                 residual=math.sqrt(max(F, 0.0)), restart=restart, n_iter=nit)
