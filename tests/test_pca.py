@@ -258,7 +258,15 @@ def test_fit_sketch_and_streams_give_the_fit_of_the_array():
     stream = CompressivePCA(3, centre=0.2, data_norm=2.0, random_state=1).fit(iter(np.array_split(X, 7)))
     np.testing.assert_allclose(stream.components_, est.components_, atol=1e-8)
     with pytest.raises(ValueError, match="centre"):
-        CompressivePCA(3).fit(iter([X]))
+        CompressivePCA(3, method="sketch").fit(iter([X]))
+    # a covariance fit of a stream reads the mean from its own sketch (an offset
+    # coordinate): the exact fit's mean and subspace, up to the rounding of C - mu mu^T
+    exact = CompressivePCA(3, method="covariance").fit(X)
+    self_centred = CompressivePCA(3).fit(iter(np.array_split(X, 7)))
+    assert self_centred.method_ == "covariance" and self_centred.sketch_.feature_map.offset == 1.0
+    np.testing.assert_allclose(self_centred.mean_, X.mean(axis=0), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(self_centred.components_, exact.components_, atol=1e-9)
+    np.testing.assert_allclose(self_centred.explained_variance_, exact.explained_variance_, rtol=1e-10)
     with pytest.raises(ValueError, match="empty"):
         CompressivePCA(3, centre=0.0).fit(iter([]))
 

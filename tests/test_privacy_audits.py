@@ -26,6 +26,7 @@ runs them all at full size).
 
 import contextlib
 import importlib
+import itertools
 import math
 import secrets
 import time
@@ -199,18 +200,21 @@ def _gaussian_sum_count_audit(s0, s1, plan, delta, n):
     return _audit(draw(s0), draw(s1), 0.0, delta, n)
 
 
-def _second_moment_pair():
+def _second_moment_pair(offset=None):
     """A 'second_moment' map (d = 2, R = 1), D0 = {0} and D1 = {0, x1} with |x1_i| = 1/sqrt 2:
     the sum moves by Phi(x1) = (1/2, 1/sqrt 2, 1/2), attaining both add/remove sensitivities
-    (L1 = 1 + 1/sqrt 2, L2 = 1)."""
+    (L1 = 1 + 1/sqrt 2, L2 = 1). With an offset a (the self-centred sketch), Phi(x1) is that
+    of (x1, a), which attains L1 = (1 + a^2)(1 - 1/sqrt 2) + (sqrt 2 + a)^2 / sqrt 2 and
+    L2 = 1 + a^2."""
     from pysketch.features import SecondMomentMap
 
-    fm = SecondMomentMap(2, data_norm=1.0)
+    fm = SecondMomentMap(2, data_norm=1.0, offset=offset)
     x0 = np.zeros((1, 2))
     x1 = np.full((1, 2), 1 / math.sqrt(2.0)) * (1 - 1e-15)
     s0, s1 = fm.sketch(x0), fm.sketch(np.vstack([x0, x1]))
     diff = s1.sum - s0.sum
-    assert np.abs(diff).sum() == pytest.approx(fm.sensitivity(1)) and np.linalg.norm(diff) == pytest.approx(1.0)
+    assert np.abs(diff).sum() == pytest.approx(fm.sensitivity(1))
+    assert np.linalg.norm(diff) == pytest.approx(fm.sensitivity(2)) == pytest.approx(1.0 + (offset or 0.0) ** 2)
     return fm, s0, s1, diff
 
 
@@ -229,6 +233,25 @@ def _second_moment_gaussian_add_remove(n):
     # the same with delta: Analyze Gauss on the orthonormal coordinates (L2 = 1) and the count
     eps, delta = 1.0, _delta(n)
     fm, s0, s1, _ = _second_moment_pair()
+    plan = plan_release(fm.m, eps, delta)
+    assert plan.mechanism == "gaussian" and plan.epsilon_count > 0
+    return _gaussian_sum_count_audit(s0, s1, plan, delta, n), eps
+
+
+def _second_moment_offset_laplace(n):
+    # the self-centred covariance sketch (offset a = R/2: CompressivePCA's default centring with
+    # method='covariance'), pure epsilon: Laplace sum at its L1 and the count
+    eps = 1.0
+    fm, s0, s1, _ = _second_moment_pair(offset=0.5)
+    plan = plan_release(fm.m, eps)
+    assert plan.mechanism == "laplace" and plan.epsilon_count > 0
+    return _laplace_sum_count_audit(s0, s1, plan, n), eps
+
+
+def _second_moment_offset_gaussian(n):
+    # the same with delta: L2 = R^2 + a^2
+    eps, delta = 1.0, _delta(n)
+    fm, s0, s1, _ = _second_moment_pair(offset=0.5)
     plan = plan_release(fm.m, eps, delta)
     assert plan.mechanism == "gaussian" and plan.epsilon_count > 0
     return _gaussian_sum_count_audit(s0, s1, plan, delta, n), eps
@@ -613,6 +636,10 @@ AUDITS = [
     ("second_moment Laplace sum+count", _second_moment_laplace_add_remove, "add_remove", 0.0, 12_000, 200_000, 0.35),
     ("second_moment Gaussian sum+count", _second_moment_gaussian_add_remove, "add_remove", DELTAS, 6_000, 200_000,
      0.25),
+    # (the event needs all six moved coordinates beyond D1's: P1 about 1/128, too rare for power at
+    # CI size; the full size asserts it)
+    ("second_moment offset Laplace", _second_moment_offset_laplace, "add_remove", 0.0, 12_000, 200_000, 0.0),
+    ("second_moment offset Gaussian", _second_moment_offset_gaussian, "add_remove", DELTAS, 6_000, 200_000, 0.25),
     # (measured at CI size: lower bounds 0.22-0.37 over 6 runs, so 0.1 is about 4 standard deviations below)
     ("feature subsampling r=1 of 2 (Gaussian)", _feature_subsampling_gaussian, "add_remove", DELTAS, 4_000, 200_000,
      0.1),
@@ -798,7 +825,7 @@ def test_pca_private_fit_charges_the_sum_of_its_parts():
     from pysketch.pca import CompressivePCA
     X = np.random.default_rng(0).normal(size=(400, 3))
     X *= 0.99 / np.linalg.norm(X, axis=1, keepdims=True)
-    for delta in (0.0, 1e-6):
+    for method, delta in itertools.product(("sketch", "covariance"), (0.0, 1e-6)):
         acc = BudgetAccountant(1.0, 1e-6)
         parts = []
         orig_ball, orig_rel = moments.private_ball_mean, R.release
@@ -812,11 +839,16 @@ def test_pca_private_fit_charges_the_sum_of_its_parts():
             parts.append(("count", plan.epsilon_count, 0.0))
             return orig_rel(sketch, plan, source, **kw)
         with mock.patch.object(moments, "private_ball_mean", ball), mock.patch.object(R, "release", rel):
-            est = CompressivePCA(1, epsilon=1.0, delta=delta, data_norm=1.0, accountant=acc, random_state=0).fit(X)
+            est = CompressivePCA(1, method=method, epsilon=1.0, delta=delta, data_norm=1.0, accountant=acc,
+                                 random_state=0).fit(X)
         eps_total = math.fsum(p[1] for p in parts)
         delta_total = math.fsum(p[2] for p in parts)
-        assert [p[0] for p in parts] == ["ball", "sum", "count"]
-        assert parts[0][1] == pytest.approx(est.mean_share * 1.0) and parts[2][1] > 0
+        if method == "sketch":  # a private mean, then the sketch about it
+            assert [p[0] for p in parts] == ["ball", "sum", "count"]
+            assert parts[0][1] == pytest.approx(est.mean_share * 1.0) and parts[2][1] > 0
+        else:  # self-centred: the mean is in the one release (an offset coordinate)
+            assert [p[0] for p in parts] == ["sum", "count"] and est.sketch_.feature_map.offset == 0.5
+            assert parts[1][1] > 0
         assert eps_total == pytest.approx(1.0) and delta_total == pytest.approx(delta)
         assert acc.spent == (pytest.approx(1.0), pytest.approx(delta))
         assert est.sketch_.privacy["epsilon"] == 1.0

@@ -101,6 +101,100 @@ def test_sensitivities_are_attained_and_never_exceeded(d):
         fm.sensitivity(1, features_per_record=1) if fm.m > 1 else fm.sketch_subsampled(np.zeros((1, d)), 1)
 
 
+@pytest.mark.parametrize("d, R, a", [(1, 1.7, 0.85), (3, 1.7, 0.85), (4, 1.0, 2.5)])
+def test_offset_sensitivities_are_attained_and_never_exceeded(d, R, a):
+    # the offset a appended to y (||y|| <= R): add/remove L2 = R^2 + a^2 at ||y|| = R,
+    # L1 = (R^2 + a^2)(1 - 1/sqrt 2) + (R sqrt d + a)^2 / sqrt 2 at y_i = R / sqrt d; replace
+    # L2 = sqrt(2 (R^2 + a^2)^2 - 2 max(0, a^2 - R^2)^2), at y' = -y (a > R) or at y^T y' = -a^2
+    # (a <= R); a random search on the sphere never exceeds a claim (the case a > R included)
+    fm = SecondMomentMap(d, data_norm=R, offset=a)
+    assert fm.m == (d + 1) * (d + 2) // 2
+    l1, l2 = fm.sensitivity(1), fm.sensitivity(2)
+    A = a * a
+    assert l2 == pytest.approx(R * R + A, rel=1e-15)
+    assert l1 == pytest.approx((R * R + A) * (1 - 1 / math.sqrt(2)) + (R * math.sqrt(d) + a) ** 2 / math.sqrt(2),
+                               rel=1e-15)
+    y = np.full(d, R / math.sqrt(d))
+    assert float(np.abs(fm.transform(y)).sum()) == pytest.approx(l1, rel=1e-12)
+    assert np.linalg.norm(fm.transform(y)) == pytest.approx(l2, rel=1e-12)
+    rl1, rl2 = fm.sensitivity(1, "replace"), fm.sensitivity(2, "replace")
+    assert rl2 == pytest.approx(math.sqrt(2 * (R * R + A) ** 2 - 2 * max(0.0, A - R * R) ** 2), rel=1e-15)
+    assert rl1 == pytest.approx(2 * l1, rel=1e-15)
+    # the replace L2 attained: y^T y' = -min(a^2, R^2) on the sphere (d = 1: y' = -y only)
+    u = np.zeros(d)
+    u[0] = R
+    t = -min(A, R * R) / (R * R)
+    v = t * u.copy()
+    if d > 1:
+        v[1] = R * math.sqrt(1 - t * t)
+    if d > 1 or A >= R * R:
+        assert np.linalg.norm(fm.transform(u) - fm.transform(v)) == pytest.approx(rl2, rel=1e-12)
+    rng = np.random.default_rng(d)
+    Y = rng.standard_normal((10_000, d))
+    Y *= R / np.linalg.norm(Y, axis=1, keepdims=True)
+    Z = rng.standard_normal((10_000, d))
+    Z *= R / np.linalg.norm(Z, axis=1, keepdims=True)
+    FY, FZ = fm.transform(Y), fm.transform(Z)
+    assert np.abs(FY).sum(axis=1).max() <= l1 * (1 + 1e-12)
+    assert np.linalg.norm(FY, axis=1).max() <= l2 * (1 + 1e-12)
+    assert np.abs(FY - FZ).sum(axis=1).max() <= rl1 * (1 + 1e-12)
+    assert np.linalg.norm(FY - FZ, axis=1).max() <= rl2 * (1 + 1e-12)
+
+
+def test_offset_sketch_holds_the_mean_and_merges_to_the_last_bit(tmp_path):
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((900, 5)) * 0.1 + 0.3
+    c = np.full(5, 0.1)
+    fm = SecondMomentMap(5, centre=c, data_norm=2.0, offset=0.7)
+    # the features are those of (x - c, a), by the reference
+    F = fm.transform(X)
+    np.testing.assert_allclose(F, _reference_features(np.hstack([X - c, np.full((900, 1), 0.7)])), rtol=1e-14,
+                               atol=1e-15)
+    sk = fm.sketch(X)
+    np.testing.assert_allclose(sk.sum, F.sum(axis=0), rtol=1e-13)
+    C, mu = fm.moments(sk.mean())
+    np.testing.assert_allclose(mu, X.mean(axis=0) - c, rtol=1e-13)
+    np.testing.assert_allclose(C, np.cov(X.T, bias=True), rtol=1e-10, atol=1e-14)
+    assert fm.count_from_sum(sk.sum) == pytest.approx(900, rel=1e-14)
+    # blocks in the same order give the same bits, as a dask array and from a file
+    blocks = [fm.sketch(X[i : i + 300]) for i in range(0, 900, 300)]
+    total = (blocks[0] + blocks[1]) + blocks[2]
+    got = fm.sketch(da.from_array(X, chunks=(300, 5)))
+    assert got.count == 900 and np.array_equal(got.sum, total.sum)
+    total.save(tmp_path / "s.npz")
+    back = Sketch.load(tmp_path / "s.npz")
+    assert back.feature_map == fm and back.feature_map.offset == 0.7 and np.array_equal(back.sum, total.sum)
+    # the eigen decoder reads the mean and the covariance about it: exact PCA
+    problem = CovarianceProblem.from_sketch(total)
+    np.testing.assert_allclose(problem.mean, X.mean(axis=0), rtol=1e-13)
+    np.testing.assert_allclose(problem.C, np.cov(X.T, bias=True), rtol=1e-10, atol=1e-14)
+    with pytest.raises(ValueError, match="offset"):
+        SecondMomentMap(5, offset=0.0)
+    with pytest.raises(ValueError, match="offset"):
+        SecondMomentMap(5).count_from_sum(np.zeros(15))
+
+
+def test_private_offset_sketch_pools_its_two_counts():
+    # the count from the sum's last coordinate (noise sigma / a^2) and the noisy count
+    # (discrete Laplace, variance about 2 t^2) are pooled by inverse variance: over 400 releases
+    # the pooled n has a smaller spread than either, and no visible bias (4 standard errors)
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((300, 3))
+    X *= 0.9 / np.linalg.norm(X, axis=1, keepdims=True)
+    fm = SecondMomentMap(3, data_norm=1.0, offset=0.5)
+    clean = fm.sketch(X)
+    pooled, counts, from_sum = [], [], []
+    for seed in range(400):
+        priv = make_private(clean, 0.5, 1e-6, insecure_seed=seed)
+        pooled.append(CovarianceProblem.from_sketch(priv).count)
+        counts.append(priv.count)
+        from_sum.append(fm.count_from_sum(priv.sum))
+    pooled, counts, from_sum = map(np.asarray, (pooled, counts, from_sum))
+    assert pooled.std() < min(counts.std(), from_sum.std())
+    assert abs(pooled.mean() - 300) < 4 * pooled.std() / math.sqrt(400) + 1
+
+
 def test_blocks_merge_to_the_last_bit_and_files_round_trip(tmp_path):
     da = pytest.importorskip("dask.array")
     rng = np.random.default_rng(1)
@@ -185,7 +279,7 @@ def test_auto_rule_reads_public_quantities_only():
     assert method(epsilon=1.0, delta=1e-6, data_norm=1.0) == "covariance"  # Analyze Gauss beats the sketch
     assert method(epsilon=1.0, data_norm=1.0) == "sketch"  # pure epsilon: m = 2kd = 120 < 210
     assert method(sketch_size=200) == "sketch"
-    budget = COVARIANCE_BYTES_PER_D2 * d * d
+    budget = COVARIANCE_BYTES_PER_D2 * (d + 1) ** 2  # (d + 1)^2: room for a self-centred sketch's offset
     assert method(memory_budget=budget) == "covariance" and method(memory_budget=budget - 1) == "sketch"
     assert method(method="sketch") == "sketch"
     assert method(method="covariance", epsilon=1.0, data_norm=1.0) == "covariance"

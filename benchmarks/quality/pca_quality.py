@@ -52,7 +52,13 @@ Methods (``--methods``):
   rows are skipped with a notice;
 - ``covariance``: the same with ``method='covariance'`` (the whole second-moment matrix
   as a sketch: Laplace with delta = 0, Analyze Gauss with delta > 0);
-- ``auto``: the same with the default ``method='auto'`` (what a user gets).
+- ``auto``: the same with the default ``method='auto'``;
+- ``sketch-centred``, ``covariance-centred``, ``default``: 'sketch', 'covariance' and
+  'auto' with ``centre=None`` (the estimator's default: the records' mean is its own
+  business, a private mean for a share of the budget with the sketch, the mean read from
+  the same release with the covariance). ``default`` is what a user gets with
+  ``CompressivePCA(k, epsilon=..., delta=..., data_norm=1.0)``. The data are centred by
+  the public preprocessing, so these rows measure what self-centring costs.
 
 ``--delta D`` gives delta to the CompressivePCA rows and to ``analyze-gauss`` (default 0
 for CompressivePCA, 1 / (100 n) for Analyze Gauss).
@@ -144,7 +150,8 @@ LOW_RANK_QUICK = {"n": 2000, "d": 64, "k": 10, "nu": 0.05}
 N_PATCHES = 20_000
 SETS = ("low_rank", "digits", "image_patches_8x8", "chicago")
 QUICK_SETS = ("low_rank", "digits")
-METHODS = ("exact", "laplace", "wishart", "analyze-gauss", "diffprivlib", "compressive", "covariance", "auto")
+METHODS = ("exact", "laplace", "wishart", "analyze-gauss", "diffprivlib", "compressive", "covariance", "auto",
+           "sketch-centred", "covariance-centred", "default")
 #: --large: the thesis' Fig. 9.7 setting
 LARGE = {"n": 10_000, "d": 2 ** 15, "k": 20, "nu": 0.05, "delta": 1e-6, "batch_size": 128}
 LARGE_EPSILONS = (1.0, 10.0, INF)
@@ -296,11 +303,12 @@ def _compressive_class():
     return pysketch.CompressivePCA
 
 
-def _fit_pysketch_pca(X, k, epsilon, seed, options, method):
+def _fit_pysketch_pca(X, k, epsilon, seed, options, method, centre="zeros"):
     cls = _compressive_class()
     d = options["d"]
     est = cls(k, method=method, epsilon=None if math.isinf(epsilon) else epsilon, delta=options.get("delta") or 0.0,
-              neighbouring="add_remove", data_norm=1.0, centre=np.zeros(d), random_state=seed)
+              neighbouring="add_remove", data_norm=1.0, centre=np.zeros(d) if centre == "zeros" else None,
+              random_state=seed)
     est.fit(X)
     extras = {}
     size = getattr(est, "sketch_size_", None)
@@ -321,6 +329,18 @@ def fit_covariance(X, k, epsilon, seed, options):
 
 def fit_auto(X, k, epsilon, seed, options):
     return _fit_pysketch_pca(X, k, epsilon, seed, options, "auto")
+
+
+def fit_default(X, k, epsilon, seed, options):
+    return _fit_pysketch_pca(X, k, epsilon, seed, options, "auto", centre=None)
+
+
+def fit_sketch_centred(X, k, epsilon, seed, options):
+    return _fit_pysketch_pca(X, k, epsilon, seed, options, "sketch", centre=None)
+
+
+def fit_covariance_centred(X, k, epsilon, seed, options):
+    return _fit_pysketch_pca(X, k, epsilon, seed, options, "covariance", centre=None)
 
 
 def _probe_diffprivlib():
@@ -350,6 +370,9 @@ METHOD_TABLE = {
     "compressive": (fit_compressive, _probe_compressive, True, True),
     "covariance": (fit_covariance, _probe_compressive, True, True),
     "auto": (fit_auto, _probe_compressive, True, True),
+    "sketch-centred": (fit_sketch_centred, _probe_compressive, True, True),
+    "covariance-centred": (fit_covariance_centred, _probe_compressive, True, True),
+    "default": (fit_default, _probe_compressive, True, True),
 }
 
 

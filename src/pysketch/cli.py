@@ -293,10 +293,14 @@ def _add_sketch_parser(commands, kinds):
     p.add_argument("data", nargs="+", metavar="DATA", help="data files or glob patterns")
     _add_output(p, "the sketch", ".npz")
     m = p.add_argument_group("the feature map")
-    m.add_argument("--map", default="complex", choices=kinds,
+    m.add_argument("--map", default="complex", choices=(*kinds, "pca"),
                    help="the features (default complex): complex / real / quantized random Fourier features, "
-                        "quadratic (for PCA), hist / race (one-hot box maps for M2M queries; need --bounds), grid "
-                        "(the joint histogram on the box, for k-means in low dimension; needs --bounds)")
+                        "second_moment (the whole covariance, for PCA; centred by itself: the mean is read from the "
+                        "same sketch), quadratic (the compressive sketch for PCA; needs a public --centre), pca "
+                        "(what CompressivePCA picks for the records' d: second_moment when its (d + 1)^2 matrices "
+                        "fit 1 GiB, quadratic otherwise), hist / race (one-hot box maps for M2M queries; need "
+                        "--bounds), grid (the joint histogram on the box, for k-means in low dimension; needs "
+                        "--bounds)")
     m.add_argument("--sketch-size", "-m", type=_positive, default=None, metavar="M",
                    help=f"number of frequencies m (default: {SKETCH_FACTOR} K d for Fourier maps, K = --clusters, "
                         f"as the estimators; {DEFAULT_SKETCH_SIZE} otherwise, quadratic rounded up to whole "
@@ -332,11 +336,13 @@ def _add_sketch_parser(commands, kinds):
     m.add_argument("--width", type=_positive_float, default=None,
                    help="race: bucket width in units of the box's side (default 0.1)")
     m.add_argument("--data-norm", type=_positive_float, default=None, metavar="R",
-                   help="quadratic: a public radius; records with ||x - centre|| > R are rescaled onto that sphere "
-                        "(and counted in a warning), so that a later release holds for any data")
+                   help="quadratic, second_moment: a public radius; records with ||x - centre|| > R are rescaled "
+                        "onto that sphere (and counted in a warning), so that a later release holds for any data")
     m.add_argument("--centre", "--center", default=None, metavar="C",
-                   help="quadratic: a public centre subtracted from every record (a number or one per column; "
-                        "default none): PCA needs the data's mean, known in advance")
+                   help="quadratic, second_moment: a public centre subtracted from every record (a number or one "
+                        "per column). quadratic: PCA needs the data's mean known in advance (without it, component 0 "
+                        "is the mean's direction); second_moment without it centres by itself (the records' mean "
+                        "and their covariance about it are read from the sketch, released with it by privatize)")
     r = p.add_argument_group("reading")
     r.add_argument("--columns", default=None, metavar="LIST",
                    help="columns to read: comma-separated indices from 0, ranges start:stop, or names (CSV "
@@ -378,8 +384,10 @@ def _add_privatize_parser(commands):
         "pysketch.privacy.make_private: Laplace noise for delta = 0, the analytic Gaussian for delta > 0, the "
         "count noised too under add_remove. The noise comes from the operating system, never from the map's "
         "public seed. The output holds the noisy sketch and its privacy record, never the clean sum. Fourier, "
-        "hist and race maps need no bound on the data; quadratic maps need --data-norm (or --bounds) unless they "
-        "were sketched with --data-norm.",
+        "hist and race maps need no bound on the data; quadratic and second_moment maps need --data-norm (or "
+        "--bounds) unless they were sketched with --data-norm. A self-centred second_moment sketch (pysketch sketch "
+        "--map pca or second_moment without --centre) gets the offset of the release's radius R (R / 2, as "
+        "CompressivePCA), so that the mean is released with the covariance.",
     )
     p.add_argument("sketch", metavar="SKETCH", help="a clean sketch file (.npz)")
     _add_output(p, "the private sketch", ".npz")
@@ -395,7 +403,7 @@ def _add_privatize_parser(commands):
                         "between the sum and the count is optimized (default: the size from which the sketch is "
                         "useful, n0(m, epsilon))")
     p.add_argument("--data-norm", type=_positive_float, default=None, metavar="R",
-                   help="quadratic maps: a public bound R on ||x - centre|| of every record")
+                   help="quadratic and second_moment maps: a public bound R on ||x - centre|| of every record")
     _add_bounds(p, "; quadratic maps: R is the distance of its farthest corner from the map's centre")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary")
 
@@ -784,9 +792,11 @@ def _cmd_sketch(args):
             print(f"pysketch sketch: note: {note}", file=sys.stderr)
         if len(notes) > MAX_NOTES:
             print(f"pysketch sketch: note: ... and {len(notes) - MAX_NOTES} more notes", file=sys.stderr)
+    map_note = _resolve_pca_map(args, d)
     scale_note = _resolve_kernel_scale(args, sources, d)
-    if scale_note and not args.quiet:
-        print(f"pysketch sketch: note: {scale_note}", file=sys.stderr)
+    for note in (map_note, scale_note):
+        if note and not args.quiet:
+            print(f"pysketch sketch: note: {note}", file=sys.stderr)
     fm = _make_map(args, d)
     if args.threads is not None:
         from .runtime import set_num_threads
@@ -919,6 +929,34 @@ def _resolve_kernel_scale(args, sources, d):
             f"records read in a first pass; pass --kernel-scale {sigma:.9g} on every site whose sketches are merged)")
 
 
+def _resolve_pca_map(args, d):
+    """--map pca: the map CompressivePCA's rule picks for d features (the covariance,
+    self-centred, when it fits its default memory budget; else the compressive quadratic
+    sketch, which needs a public --centre). --map quadratic without --centre: a note that
+    the components will hold the mean. Returns the note to print, or None."""
+    from .pca import DEFAULT_MEMORY_BUDGET, covariance_fits
+
+    if args.map == "pca":
+        if covariance_fits(d):
+            args.map = "second_moment"
+            return (f"--map pca: second_moment (the whole covariance, {d} columns, "
+                    + ("centred by itself: the mean is read from the same sketch)" if args.centre is None
+                       else "about the given --centre)"))
+        if args.centre is None:
+            raise _CommandError(f"--map pca: the covariance of {d} columns does not fit {DEFAULT_MEMORY_BUDGET >> 20} "
+                                "MiB, and the compressive quadratic sketch cannot centre by itself: give a public "
+                                "--centre (the records' mean, known in advance), or --map second_moment to sketch "
+                                "the whole covariance anyway")
+        args.map = "quadratic"
+        return f"--map pca: quadratic (the compressive sketch: the covariance of {d} columns does not fit " \
+               f"{DEFAULT_MEMORY_BUDGET >> 20} MiB)"
+    if args.map == "quadratic" and args.centre is None:
+        return ("--map quadratic without --centre: the sketch is of the second moments about 0, so PCA's first "
+                "component will point at the records' mean unless it is 0; give --centre (the mean), or use --map "
+                "second_moment (centred by itself) or --map pca")
+    return None
+
+
 def _size(path):
     try:
         return os.path.getsize(path)
@@ -981,12 +1019,30 @@ def _make_map(args, d):
             if not _takes(cls, name):
                 raise _CommandError(f"{flag} does not apply to --map {kind}")
             options[name] = value if name != "centre" else _per_column(_numbers(value, flag), d, flag)
+    if not _takes(cls, "random_state"):  # a map with no frequencies (second_moment): d and its options
+        for flag, value in (("--sketch-size", args.sketch_size), ("--law", args.law), ("--operator", args.operator),
+                            ("--kernel-scale", args.kernel_scale), ("--dtype", args.dtype)):
+            if value is not None:
+                raise _CommandError(f"{flag} does not apply to --map {kind} (it has no frequencies: its size is set "
+                                    "by d, its precision is float64)")
+        if _takes(cls, "offset") and "centre" not in options:
+            # self-centred: a public constant appended to every record (privatize rescales it to the
+            # release's radius), so that the mean is read from the same sketch
+            from .pca import self_centring_offset
+
+            options["offset"] = self_centring_offset(args.data_norm) if args.data_norm is not None else 1.0
+        try:
+            return cls(d, **options)
+        except ValueError as exc:
+            raise _CommandError(f"--map {kind}: {exc}") from None
     law, m = _law_and_size(args, cls, issubclass(cls, FourierMap), d)
     return make_feature_map(d, m, kind, operator=args.operator or "auto", law=law, random_state=seed,
                             dtype=np.dtype(args.dtype or "float32"), **options)
 
 
 def _takes(fn, name):
+    if isinstance(fn, type):  # a class's own __init__ (a __new__ of (*args, **kwargs) hides its signature)
+        fn = fn.__init__
     try:
         return name in inspect.signature(fn).parameters
     except (TypeError, ValueError):
@@ -1111,6 +1167,12 @@ def _cmd_privatize(args):
                 print(f"pysketch privatize: note: {'--bounds' if _has_box(args) else '--data-norm'} is not "
                       "needed for this map (its sensitivity holds for any data) and was ignored", file=sys.stderr)
             data_norm = None
+    radius = data_norm if data_norm is not None else getattr(fm, "data_norm", None)
+    if getattr(fm, "offset", None) is not None and radius is not None:
+        # a self-centred covariance sketch: its offset rescaled to the one the release's radius calls for
+        from .pca import self_centring_offset
+
+        sketch = fm.reoffset(sketch, self_centring_offset(radius))
     private = make_private(sketch, args.epsilon, args.delta, neighbouring=args.neighbouring,
                            mechanism=args.mechanism, n_lower=args.n_lower, data_norm=data_norm)
     _write_atomically(out, args.force, private.save)

@@ -706,16 +706,23 @@ class QuadraticMap(_KernelMap):
 @FEATURE_MAPS.register("second_moment")
 class SecondMomentMap(FeatureMap):
     """The whole second-moment matrix as a sketch: the quadratic map on an orthonormal basis
-    of the d (d + 1) / 2 symmetric matrices (real, no frequencies, no dither).
+    of the D (D + 1) / 2 symmetric matrices (real, no frequencies, no dither).
 
-    ``SecondMomentMap(d, *, data_norm=None, centre=None)``. For y = x - c, the features are
-    the coordinates of y y^T in the basis {e_i e_i^T} and {(e_i e_j^T + e_j e_i^T) / sqrt 2,
-    i < j}: y_i^2 for every i, then sqrt(2) y_i y_j for i < j, in the order of
-    ``numpy.triu_indices(d)`` (row by row of the upper triangle, the diagonal entry first).
-    The basis is orthonormal in the Frobenius inner product, so ||Phi(x)||_2 = ||y y^T||_F =
-    ||y||^2, and the mean sketch is the coordinates of the second-moment matrix C about c
-    (`second_moment_matrix`). Sums are accumulated as y^T y of whole batches (BLAS): O(d^2)
-    memory, O(n d^2) time; a sketch is m = d (d + 1) / 2 float64 numbers.
+    ``SecondMomentMap(d, *, data_norm=None, centre=None, offset=None)``. For y = x - c (and
+    z = y, or z = (y, a) with the public constant a = offset appended: D = d or d + 1), the
+    features are the coordinates of z z^T in the basis {e_i e_i^T} and
+    {(e_i e_j^T + e_j e_i^T) / sqrt 2, i < j}: z_i^2 for every i, then sqrt(2) z_i z_j for
+    i < j, in the order of ``numpy.triu_indices(D)`` (row by row of the upper triangle, the
+    diagonal entry first). The basis is orthonormal in the Frobenius inner product, so
+    ||Phi(x)||_2 = ||z z^T||_F = ||z||^2, and the mean sketch is the coordinates of the
+    second-moment matrix of z (`second_moment_matrix`). Sums are accumulated as y^T y of
+    whole batches (BLAS): O(D^2) memory, O(n d^2) time; a sketch is m = D (D + 1) / 2
+    float64 numbers.
+
+    With an offset, one release holds the first moment too: the sum's last column is a times
+    the sum of y, its last coordinate a^2 n, so the records' mean and their covariance about
+    it are post-processing of the same sketch (`moments`); no share of a privacy budget goes
+    to a separate private mean, and the sketch merges like any other.
 
     Its private release is Analyze Gauss (Dwork, Talwar, Thakurta & Zhang, STOC 2014) with the
     off-diagonal noise sqrt 2 smaller (the orthonormal basis), or the Laplace covariance
@@ -728,14 +735,18 @@ class SecondMomentMap(FeatureMap):
     data_norm, centre
         As for 'quadratic' features: records with ||x - c||_2 > R are rescaled onto the sphere
         of radius R (counted in a warning, never dropped); c is a public centre.
+    offset : float > 0, optional
+        The public constant a appended to every record (about the centre).
 
     Sensitivities of the sum on the ball ||x - c|| <= R (brute-forced in
-    tests/test_second_moment.py): add/remove, L2 = R^2 (||y y^T||_F = ||y||^2) and
-    L1 = R^2 (1 + (d - 1) / sqrt 2) (sum_i y_i^2 + sqrt 2 sum_{i<j} |y_i y_j| =
-    ||y||^2 (1 - 1/sqrt 2) + ||y||_1^2 / sqrt 2, largest at |y_i| = R / sqrt d); replace,
-    L2 = sqrt(2) R^2 (||y y^T - z z^T||_F^2 = ||y||^4 + ||z||^4 - 2 (y^T z)^2, largest for
-    orthogonal y, z of norm R) and L1 at most twice the add/remove value (the triangle
-    inequality). No feature subsampling.
+    tests/test_second_moment.py), with A = a^2 (0 without an offset): add/remove,
+    L2 = R^2 + A (||z z^T||_F = ||z||^2) and L1 = (R^2 + A) (1 - 1/sqrt 2) + (R sqrt d + a)^2
+    / sqrt 2 (sum_i z_i^2 + sqrt 2 sum_{i<j} |z_i z_j| = ||z||^2 (1 - 1/sqrt 2) + ||z||_1^2 /
+    sqrt 2, largest at |y_i| = R / sqrt d; R^2 (1 + (d - 1) / sqrt 2) without an offset);
+    replace, L2 = sqrt(2 (R^2 + A)^2 - 2 max(0, A - R^2)^2) (||z z^T - w w^T||_F^2 = ||z||^4
+    + ||w||^4 - 2 (z^T w)^2 with z^T w = y^T y' + A, largest at ||y|| = ||y'|| = R and
+    y^T y' as near -A as it goes: sqrt(2) R^2 without an offset) and L1 at most twice the
+    add/remove value (the triangle inequality). No feature subsampling.
     """
 
     kind = "second_moment"
@@ -745,11 +756,15 @@ class SecondMomentMap(FeatureMap):
     def __new__(cls, *args, **kwargs):
         return object.__new__(cls)
 
-    def __init__(self, d, *, data_norm=None, centre=None):
+    def __init__(self, d, *, data_norm=None, centre=None, offset=None):
         d = check_int(d, "d")
-        # the accumulator y^T y (d x d), the sum, and a batch's features for transform
-        self._d = check_size(d, "d", nbytes=lambda v: 8 * v * v + 8 * (v * (v + 1) // 2),
-                             what="for the d x d second-moment accumulator and its sketch")
+        self.offset = None if offset is None else _check_radius(offset, "offset")
+        extra = 0 if self.offset is None else 1
+        # the accumulator y^T y (D x D), the sum, and a batch's features for transform
+        check_size(d + extra, "d", nbytes=lambda v: 8 * v * v + 8 * (v * (v + 1) // 2),
+                   what="for the d x d second-moment accumulator and its sketch")
+        self._d = d
+        self._D = d + extra
         self.data_norm = None if data_norm is None else _check_radius(data_norm, "data_norm")
         if centre is not None:
             c = np.array(centre, dtype=np.float64)
@@ -768,7 +783,7 @@ class SecondMomentMap(FeatureMap):
 
     @property
     def m(self):
-        return self._d * (self._d + 1) // 2
+        return self._D * (self._D + 1) // 2
 
     @property
     def input_dtype(self):
@@ -778,11 +793,13 @@ class SecondMomentMap(FeatureMap):
         return _float64_rows(X, self.d)
 
     def transform(self, X):
-        """The features of the rows of X: (n, d (d + 1) / 2) float64 (a record of shape (d,)
+        """The features of the rows of X: (n, D (D + 1) / 2) float64 (a record of shape (d,)
         gives a 1-D result)."""
         A, single = self._rows(X)
         Y = np.array(A)
         _centre_and_clip(Y, self.centre, self.data_norm)
+        if self.offset is not None:
+            Y = np.hstack([Y, np.full((Y.shape[0], 1), self.offset)])
         check_size(Y.shape[0], "the number of rows of X", nbytes=lambda v: 8 * v * self.m,
                    what=f"for their {self.m} features each")
         i, j, off = self._upper()
@@ -800,7 +817,7 @@ class SecondMomentMap(FeatureMap):
 
     def _upper(self):
         """The upper triangle's indices (numpy.triu_indices order) and the off-diagonal mask."""
-        i, j = np.triu_indices(self.d)
+        i, j = np.triu_indices(self._D)
         return i, j, i != j
 
     def new_accumulators(self):
@@ -814,10 +831,14 @@ class SecondMomentMap(FeatureMap):
         if self.centre is not None or self.data_norm is not None:
             X = X.copy()  # the caller's rows are never modified
             rescaled[0] += _centre_and_clip(X, self.centre, self.data_norm)
-        # the batch's y^T y (BLAS), added in the features' own coordinates: the sums of
+        # the batch's z^T z (BLAS), added in the features' own coordinates: the sums of
         # blocks merge like those of any map (the same blocks in the same order: the same bits)
         with np.errstate(over="ignore", invalid="ignore"):
             gram = X.T @ X
+            if self.offset is not None:
+                a = self.offset
+                column = a * X.sum(axis=0)
+                gram = np.block([[gram, column[:, None]], [column[None, :], np.array([[a * a * X.shape[0]]])]])
         i, j, off = self._upper()
         part = gram[i, j]
         part[off] *= math.sqrt(2.0)
@@ -828,8 +849,9 @@ class SecondMomentMap(FeatureMap):
         return {"sum": _finite_squares(accumulators[0].copy())}
 
     def second_moment_matrix(self, mean):
-        """The symmetric d x d matrix whose coordinates (see the class docstring) are the
-        mean sketch `mean`: the records' second moments about the centre."""
+        """The symmetric D x D matrix whose coordinates (see the class docstring) are the
+        mean sketch `mean`: the second moments of z (y = x - c, with the offset a appended
+        when the map has one)."""
         z = np.array(mean, dtype=np.float64).reshape(-1)
         if z.shape != (self.m,):
             raise ValueError(f"the sketch mean must have shape ({self.m},), got {np.shape(mean)}")
@@ -837,20 +859,70 @@ class SecondMomentMap(FeatureMap):
             raise ValueError("the sketch mean must be finite")
         i, j, off = self._upper()
         z[off] /= math.sqrt(2.0)
-        C = np.zeros((self.d, self.d))
+        D = self._D
+        C = np.zeros((D, D))
         C[i, j] = z
         C[j[off], i[off]] = z[off]
         return C
 
+    def moments(self, mean):
+        """(C, mu) of the mean sketch `mean` (the sum divided by the count): without an offset,
+        the d x d second moments about the centre and mu = 0; with one, mu, the records' mean
+        about the centre (the last column over a), and C, their covariance about their mean
+        (the second moments minus mu mu^T). Post-processing: a private sketch's noise carries
+        over (the last coordinate estimates a^2 n / count, see `count_from_sum`)."""
+        M = self.second_moment_matrix(mean)
+        d = self.d
+        if self.offset is None:
+            return M, np.zeros(d)
+        mu = M[:d, d] / self.offset
+        return M[:d, :d] - np.outer(mu, mu), mu
+
+    def count_from_sum(self, sum):
+        """With an offset, the count the sum implies (its last coordinate over a^2): a second
+        estimate of n in a private release, whose noise is that of one coordinate over a^2."""
+        if self.offset is None:
+            raise ValueError("count_from_sum needs a map with an offset")
+        return float(np.asarray(sum, dtype=np.float64).reshape(-1)[-1]) / (self.offset * self.offset)
+
+    def reoffset(self, sketch, offset):
+        """The clean sketch `sketch` of this map as the same map with offset `offset` would
+        have made it: the sum's last column scales by offset / a and its last coordinate by
+        (offset / a)^2 (exact up to one rounding per coordinate). A release can so take the
+        offset its own radius calls for (pysketch.pca.self_centring_offset) whatever offset
+        the sketch was made with."""
+        from .sketch import Sketch
+
+        if self.offset is None:
+            raise ValueError("reoffset needs a map with an offset (a self-centred second_moment map)")
+        if getattr(sketch, "privacy", None) is not None:
+            raise ValueError("reoffset applies to a clean sketch (a private sketch's noise was drawn for its own map)")
+        if sketch.feature_map != self:
+            raise ValueError("the sketch was made with another feature map")
+        new = SecondMomentMap(self.d, data_norm=self.data_norm, centre=self.centre, offset=offset)
+        ratio = new.offset / self.offset
+        i, j, _ = self._upper()
+        last = self._D - 1
+        scale = np.where(j == last, ratio, 1.0) * np.where(i == last, ratio, 1.0)
+        return Sketch(new, np.asarray(sketch.sum, dtype=np.float64) * scale, sketch.count)
+
     def _sensitivity(self, norm, neighbouring, r, data_norm):
         if r != self.m:
             raise ValueError("second_moment features have no feature subsampling: features_per_record must be m")
-        R2 = _public_radius(self, data_norm) ** 2
-        base = R2 if norm == 2 else R2 * (1.0 + (self.d - 1) / math.sqrt(2.0))
-        if neighbouring == "replace":
-            base *= math.sqrt(2.0) if norm == 2 else 2.0
+        R = _public_radius(self, data_norm)
+        a = 0.0 if self.offset is None else self.offset
+        with np.errstate(over="ignore"):
+            R2, A2 = R * R, a * a
+            if norm == 2:
+                base = R2 + A2
+                if neighbouring == "replace":
+                    base = math.sqrt(2.0 * (R2 + A2) ** 2 - 2.0 * max(0.0, A2 - R2) ** 2) if math.isfinite(base) else base
+            else:
+                base = (R2 + A2) * (1.0 - 1.0 / math.sqrt(2.0)) + (R * math.sqrt(self.d) + a) ** 2 / math.sqrt(2.0)
+                if neighbouring == "replace":
+                    base *= 2.0
         if not math.isfinite(base):
-            raise ValueError(f"the magnitude of data_norm ({math.sqrt(R2):.3g}) is outside the supported range: the "
+            raise ValueError(f"the magnitude of data_norm ({R:.3g}) is outside the supported range: the "
                              "sensitivity overflows float64; rescale the data (and data_norm) by a constant")
         return base
 
@@ -858,17 +930,21 @@ class SecondMomentMap(FeatureMap):
         meta = {"kind": self.kind, "d": self.d}
         if self.data_norm is not None:
             meta["data_norm"] = self.data_norm
+        if self.offset is not None:
+            meta["offset"] = self.offset
         arrays = {} if self.centre is None else {"centre": self.centre}
         return meta, arrays
 
     @classmethod
     def _from_state(cls, meta, arrays):
         centre = arrays.get("centre")
-        return cls(meta["d"], data_norm=meta.get("data_norm"), centre=None if centre is None else np.asarray(centre))
+        return cls(meta["d"], data_norm=meta.get("data_norm"), centre=None if centre is None else np.asarray(centre),
+                   offset=meta.get("offset"))
 
     def __repr__(self):
         extra = "" if self.data_norm is None else f", data_norm={self.data_norm:g}"
         extra += "" if self.centre is None else ", centred"
+        extra += "" if self.offset is None else f", offset={self.offset:g}"
         return f"FeatureMap(kind='second_moment', d={self.d}{extra})"
 
 

@@ -50,6 +50,29 @@ DEFAULT_MEMORY_BUDGET = 1 << 30
 #: The count's share of the sketch's epsilon under add/remove: the count only rescales z
 #: (and so the explained variances), never the subspace, so it gets little.
 COUNT_SHARE = 0.05
+#: A self-centred covariance sketch appends a = OFFSET_SHARE * R to every record (R the public
+#: radius), so that one release holds the first moment too (SecondMomentMap's offset). The
+#: subspace error is about (R^2 + a^2) sqrt(1 + |mu|^2 / (k a^2)): the noise of the whole
+#: matrix grows with the sensitivity R^2 + a^2, and that of the rank-two mean correction
+#: mu mu^T (the last column's noise over a) weighs like |mu|^2 / (k a^2) against the noise
+#: inside the k top directions. For the worst mean |mu| = R it is smallest at
+#: a^2 / R^2 = (sqrt(1 + 8 k) - 1) / (4 k) (k = 1: 0.71 R, k = 10: 0.45 R, k = 50: 0.31 R);
+#: a = R / 2 stays within 8% of that optimum for k = 1 ... 50, and k is not known when a
+#: sketch is made (the command line's).
+OFFSET_SHARE = 0.5
+
+
+def self_centring_offset(data_norm):
+    """The offset a self-centred covariance sketch appends for records of public radius
+    data_norm: OFFSET_SHARE * data_norm (see above)."""
+    return OFFSET_SHARE * float(data_norm)
+
+
+def covariance_fits(d, memory_budget=None):
+    """Whether a covariance fit of d features (d + 1 when self-centred) fits memory_budget
+    bytes (default DEFAULT_MEMORY_BUDGET): the memory half of the rule of method='auto'."""
+    budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else memory_budget
+    return COVARIANCE_BYTES_PER_D2 * (d + 1) ** 2 <= budget
 
 
 class CompressivePCA(TransformerMixin, BaseEstimator):
@@ -65,7 +88,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         second-moment matrix as a sketch of d (d + 1) / 2 coordinates (memory O(d^2), time
         O(n d^2); exact PCA when clean; private: Analyze Gauss with delta > 0, the Laplace
         covariance method with delta = 0), decoded by its top eigenvectors. 'auto' takes
-        'covariance' when its memory (COVARIANCE_BYTES_PER_D2 d^2 bytes) fits
+        'covariance' when its memory (COVARIANCE_BYTES_PER_D2 (d + 1)^2 bytes) fits
         `memory_budget`, no sketch_size is given, and either the fit is not private (it is
         exact), or delta > 0 (with the Gaussian mechanism the sketch's least-squares error
         is about d^2 / (2m) = d / (4k) times Analyze Gauss's at the same (epsilon, delta),
@@ -97,10 +120,18 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         sketch about the private mean m uses R + ||m||, which holds every such record.
     centre : None, float or array of shape (d,)
         A public centre (0.0: none, the second moments about the origin). None: the data's
-        mean, exact without privacy; with epsilon, a private mean of the records in the
-        ball ||x|| <= data_norm, for `mean_share` of the budget.
+        mean. Without privacy, the exact mean of an array (two passes), or, for a stream
+        with method 'covariance', the mean read from the sketch itself (below). With
+        epsilon and method 'covariance': self-centred, the records (in the ball ||x|| <=
+        data_norm) get the public constant a = data_norm / 2 appended
+        (SecondMomentMap's offset, OFFSET_SHARE), so that the one release holds their
+        sum and count too, and the mean and the covariance about it are post-processing
+        (no share of the budget, n pooled from the count and the sketch). With epsilon and
+        method 'sketch': a private mean of the records in the ball, for `mean_share` of
+        the budget, and the sketch about it.
     mean_share : float in (0, 1), default 0.2
-        Share of (epsilon, delta) spent on the private mean when centre is None.
+        Share of (epsilon, delta) spent on the private mean when centre is None and the
+        method is 'sketch'.
     n_init : int, default 3
         Decoder starts (the best residual is kept).
     max_iter : int, default 3000
@@ -124,7 +155,8 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
     total_variance_ : tr(C) estimated from the sketch (exact for orthonormal bases)
     noise_variance_ : the isotropic floor s of the fit (the average variance outside the
         components, as scikit-learn's noise_variance_)
-    mean_ : (d,) the centre (exact mean, private mean or the given one)
+    mean_ : (d,) the centre (exact mean, private mean, the mean read from a self-centred
+        covariance sketch, or the given one)
     n_components_, n_features_in_, n_samples_ (the count, noisy under add/remove privacy),
     sketch_ (the Sketch or PrivateSketch decoded), sketch_size_, residual_ (relative),
     n_iter_, timings_ (seconds per stage).
@@ -135,8 +167,10 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
     at the quadratic map's sensitivity on the ball of radius data_norm: L1 = R^2 m / d
     exactly for unions of orthonormal bases, L2 from the Riesz-Thorin bound; notes seed000
     sec. 2.3), the record count (add/remove: discrete Laplace for COUNT_SHARE of the
-    sketch's epsilon; replace: public) and, when centre is None, the private mean
-    (`pysketch.privacy.moments.private_ball_mean`) for mean_share of (epsilon, delta). By
+    sketch's epsilon; replace: public) and, when centre is None with the 'sketch' method,
+    the private mean (`pysketch.privacy.moments.private_ball_mean`) for mean_share of
+    (epsilon, delta); a covariance sketch's sum at SecondMomentMap's sensitivities (with the
+    offset a = R / 2 when self-centred: L2 = R^2 + a^2). By
     sequential composition the fit is (epsilon, delta)-DP; everything else (the components,
     variances, transform) is post-processing. The frequencies and starts come from
     random_state, the noise from the OS (pysketch.privacy.mechanisms).
@@ -236,7 +270,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         """The method for d features and k components (the rule under `method`)."""
         if self.method != "auto":
             return self.method
-        if self.sketch_size is not None or COVARIANCE_BYTES_PER_D2 * d * d > self.memory_budget:
+        if self.sketch_size is not None or not covariance_fits(d, self.memory_budget):
             return "sketch"
         if self.epsilon is None or self.delta > 0:
             return "covariance"
@@ -248,10 +282,19 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         return self.operator
 
     def _sketch_size(self, d, k):
-        """m of the method's sketch: d (d + 1) / 2 for the covariance, else `_quadratic_size`."""
+        """m of the method's sketch: D (D + 1) / 2 for the covariance (D = d, or d + 1 when
+        self-centred), else `_quadratic_size`."""
         if self._method(d, k) == "covariance":
-            return d * (d + 1) // 2
+            D = d + self._self_centred(d, k)
+            return D * (D + 1) // 2
         return self._quadratic_size(d, k)
+
+    def _self_centred(self, d, k, stream=False):
+        """Whether the centre is read from the sketch itself (an offset coordinate): a
+        covariance fit about the data's mean (centre=None) that is private, or that reads
+        a stream once. A clean fit of an array takes the exact mean instead (no rounding
+        from subtracting mu mu^T)."""
+        return self.centre is None and self._method(d, k) == "covariance" and (self.epsilon is not None or stream)
 
     def _quadratic_size(self, d, k):
         """m of the quadratic sketch, rounded up to whole orthonormal bases."""
@@ -285,9 +328,9 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         check_size(k, "n_components", nbytes=lambda v: fit_bytes(v, m if given else self._quadratic_size(d, v)),
                    what=f"for the decoding of {sketch}, d = {d}")
 
-    def _make_map(self, d, k, centre, data_norm, rng):
+    def _make_map(self, d, k, centre, data_norm, rng, offset=None):
         if self._method(d, k) == "covariance":
-            return SecondMomentMap(d, data_norm=data_norm, centre=centre)
+            return SecondMomentMap(d, data_norm=data_norm, centre=centre, offset=offset)
         return make_feature_map(d, self._sketch_size(d, k), "quadratic", operator=self._operator(d),
                                 law=OrthonormalBasesLaw(), random_state=rng, dtype=np.dtype(self.dtype),
                                 data_norm=data_norm, centre=centre)
@@ -303,9 +346,6 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         self._validate_params()
         stream = not (hasattr(X, "shape") or isinstance(X, (list, tuple))) and hasattr(X, "__iter__")
         if stream:
-            if self.centre is None:
-                raise ValueError("fitting an iterable of batches needs a public centre (e.g. centre=0.0): the mean "
-                                 "would take a second pass")
             if self.epsilon is not None and self.data_norm is None:
                 raise ValueError("a private fit of an iterable of batches needs a public data_norm")
         else:
@@ -317,10 +357,10 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         rng = as_generator(self.random_state)
         timings = {}
         if self.epsilon is not None:
-            sketch, mean = self._sketch_private(X, stream, rng, timings)
+            sketch = self._sketch_private(X, stream, rng, timings)
         else:
-            sketch, mean = self._sketch_clean(X, stream, rng, timings)
-        self._decode(sketch, mean, rng, timings)
+            sketch = self._sketch_clean(X, stream, rng, timings)
+        self._decode(sketch, rng, timings)
         return self
 
     def _check_public_scale(self):
@@ -361,21 +401,30 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             d, batches = self._first_batch(X)
         else:
             d, batches = X.shape[1], X
-        with np.errstate(over="ignore", invalid="ignore"):  # a lazy X is checked for NaN by the sketch's pass
-            mean = np.asarray(X.mean(axis=0)) if self.centre is None else self._centre_array(d)
-        if self.centre is None and np.isfinite(mean).all():  # tiny data: their squares would vanish from the sketch
-            from .kernel_scale import check_data_magnitude
+        k = self._k(d, None if stream else X.shape[0])
+        offset = None
+        if stream and self.centre is None:
+            if not self._self_centred(d, k, stream=True):
+                raise ValueError("fitting an iterable of batches with method='sketch' needs a public centre (e.g. "
+                                 "centre=0.0): the mean would take a second pass (method='covariance' reads it from "
+                                 "the sketch)")
+            mean = np.zeros(d)
+            offset = self_centring_offset(self.data_norm) if self.data_norm is not None else 1.0
+        else:
+            with np.errstate(over="ignore", invalid="ignore"):  # a lazy X is checked for NaN by the sketch's pass
+                mean = np.asarray(X.mean(axis=0)) if self.centre is None else self._centre_array(d)
+        if self.centre is None and offset is None and np.isfinite(mean).all():
+            from .kernel_scale import check_data_magnitude  # tiny data: their squares would vanish from the sketch
 
             check_data_magnitude(float(np.max(np.abs(mean))), "X (its mean)")
-        k = self._k(d, None if stream else X.shape[0])
         self._check_sizes(d, k)
-        fm = self._make_map(d, k, mean, self.data_norm, rng)
+        fm = self._make_map(d, k, mean, self.data_norm, rng, offset=offset)
         t = time.perf_counter()
         acc = SketchAccumulator(fm, batch_size=self.batch_size)
         acc.update(batches)
         sketch = _sketch_of(acc)
         timings["sketch"] = time.perf_counter() - t
-        return sketch, mean
+        return sketch
 
     def _sketch_private(self, X, stream, rng, timings):
         from .privacy import PrivacyLeakWarning
@@ -391,7 +440,8 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             d, batches = X.shape[1], X
         k = self._k(d, None if stream else X.shape[0])
         self._check_sizes(d, k)
-        private_mean = self.centre is None
+        self_centred = self._self_centred(d, k, stream)
+        private_mean = self.centre is None and not self_centred
         share = self.mean_share if private_mean else 0.0
         # the sketch's plan (validates everything) before anything is read or charged
         plan = plan_release(self._sketch_size(d, k), eps * (1 - share), delta * (1 - share),
@@ -401,7 +451,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             warnings.warn("data_norm was not given: the radius of the records is read from the data, which is not "
                           "differentially private. Pass data_norm=<public bound on ||x - centre||>.",
                           PrivacyLeakWarning, stacklevel=3)
-            c = np.zeros(d) if private_mean else self._centre_array(d)
+            c = np.zeros(d) if self.centre is None else self._centre_array(d)
             with np.errstate(over="ignore"):
                 R = float(np.sqrt(np.max(np.einsum("ij,ij->i", X - c, X - c))))
             if not math.isfinite(R):
@@ -427,10 +477,11 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             # ||x - mean|| <= R + ||mean|| for every record of the ball: none is rescaled again
             R_sketch = R + float(np.linalg.norm(mean))
         else:
-            mean = self._centre_array(d)
+            # a given centre, or none (zeros) with the mean read from the release itself
+            mean = np.zeros(d) if self_centred else self._centre_array(d)
             count = None
             R_sketch = R
-        fm = self._make_map(d, k, mean, R_sketch, rng)
+        fm = self._make_map(d, k, mean, R_sketch, rng, offset=self_centring_offset(R) if self_centred else None)
         acc = SketchAccumulator(fm, batch_size=self.batch_size)
         acc.update(batches)
         sketch = _sketch_of(acc)
@@ -438,23 +489,21 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             count = plan.release_count(sketch.count, source)
         private = release(sketch, plan, source, count=count, epsilon=eps, delta=delta, **extra)
         timings["sketch"] = time.perf_counter() - t
-        return private, mean
+        return private
 
     def fit_sketch(self, sketch):
         """Learn the components from a quadratic Sketch (or PrivateSketch) made elsewhere: the
-        data are never seen. mean_ is the map's centre (zeros when it has none)."""
+        data are never seen. mean_ is the map's centre (zeros when it has none), or the mean
+        read from the sketch when it is a covariance sketch with an offset (self-centred)."""
         self._validate_params()
         if not isinstance(sketch, Sketch):
             raise TypeError(f"sketch must be a pysketch.Sketch, got {type(sketch).__name__}")
         if sketch.count < 1:
             raise ValueError("the sketch is empty (count 0)")
-        d = sketch.feature_map.d
-        centre = getattr(sketch.feature_map, "centre", None)
-        self._decode(sketch, np.zeros(d) if centre is None else np.array(centre, dtype=np.float64),
-                     as_generator(self.random_state), {})
+        self._decode(sketch, as_generator(self.random_state), {})
         return self
 
-    def _decode(self, sketch, mean, rng, timings):
+    def _decode(self, sketch, rng, timings):
         t = time.perf_counter()
         if not np.isfinite(sketch.sum).all():  # squared records beyond float64 (the map's sums are float64)
             raise ValueError("the magnitude of the data is outside the supported range: the squares of the records "
@@ -484,7 +533,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         denom = max(total, model_total)
         self.explained_variance_ratio_ = sol.variances / denom if denom > 0 else np.full(k, np.nan)
         self.noise_variance_ = sol.floor
-        self.mean_ = mean
+        self.mean_ = problem.mean
         self.n_components_ = k
         self.n_features_in_ = problem.d
         self.n_samples_ = int(sketch.count)

@@ -22,16 +22,19 @@ __all__ = ["CovarianceProblem", "EigenDecoder"]
 
 
 class CovarianceProblem:
-    """The d x d second-moment matrix C of a 'second_moment' sketch's mean (about the map's
-    centre), the count and the noise variance per coordinate of the mean (0 when clean)."""
+    """The d x d matrix C of a 'second_moment' sketch's mean (the second moments about the
+    map's centre; with an offset, the covariance about the records' mean, read from the same
+    sketch), the count and the noise variance per coordinate of the mean (0 when clean).
+    `mean` is the records' mean when the map has an offset, else the map's centre (zeros
+    without one)."""
 
     def __init__(self, feature_map, mean, *, count=None, noise_variance=0.0):
         FEATURE_MAPS.check(feature_map, "feature_map")
-        to_matrix = getattr(feature_map, "second_moment_matrix", None)
-        if to_matrix is None:
+        moments = getattr(feature_map, "moments", None)
+        if moments is None:
             raise ValueError(f"the eigen decoder needs a sketch of 'second_moment' features, not {feature_map.kind!r}")
         check_count_and_noise(count, noise_variance)
-        self.C = to_matrix(mean)
+        self.C, mu = moments(mean)
         self.d = feature_map.d
         self.m = feature_map.m
         self.count = count
@@ -39,14 +42,34 @@ class CovarianceProblem:
         self.private = self.noise_variance > 0
         centre = getattr(feature_map, "centre", None)
         self.centre = np.zeros(self.d) if centre is None else np.array(centre, dtype=np.float64)
+        self.mean = self.centre + mu
 
     @classmethod
     def from_sketch(cls, sketch):
-        """The problem of a Sketch or PrivateSketch (as SubspaceProblem.from_sketch)."""
+        """The problem of a Sketch or PrivateSketch (as SubspaceProblem.from_sketch). With an
+        offset, a private sketch's n is pooled from its two estimates, the noisy count and the
+        sum's last coordinate over a^2, weighted by the inverse of their noise variances
+        (post-processing; the count's variance is 2 t^2 for a discrete Laplace of scale t, the
+        exact value's bound)."""
         n = max(int(sketch.count), 1)
         record = getattr(sketch, "privacy", None)
-        noise = 0.0 if record is None else record.sum_noise_variance / (n * n)
-        return cls(sketch.feature_map, sketch.mean(), count=n, noise_variance=noise)
+        fm = sketch.feature_map
+        var_sum = 0.0 if record is None else record.sum_noise_variance
+        if record is not None and getattr(fm, "offset", None) is not None:
+            a2 = fm.offset * fm.offset
+            from_sum, var_from_sum = fm.count_from_sum(sketch.sum), var_sum / (a2 * a2)
+            t = float(record.noise_scale_count)
+            var_count = 2.0 * t * t
+            if var_count > 0 and var_from_sum > 0:
+                w = var_from_sum / (var_from_sum + var_count)  # the count's weight
+                pooled = w * sketch.count + (1.0 - w) * from_sum
+            elif var_count > 0:
+                pooled = from_sum
+            else:
+                pooled = float(sketch.count)
+            n = max(pooled, 1.0)
+        noise = var_sum / (n * n)
+        return cls(fm, np.asarray(sketch.sum, dtype=np.float64) / n, count=max(int(round(n)), 1), noise_variance=noise)
 
     def total_variance(self):
         """tr(C), never below 0."""

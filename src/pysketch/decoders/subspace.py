@@ -60,6 +60,7 @@ class SubspaceProblem:
         self.private = self.noise_variance > 0
         centre = getattr(feature_map, "centre", None)
         self.centre = np.zeros(self.d) if centre is None else np.array(centre, dtype=np.float64)
+        self.mean = self.centre  # the point the second moments are about (as CovarianceProblem.mean)
         self.w = self.operator.column_sq_norms()
         self._ranges = None
         # the residuals in a power-of-two unit of z (exact): the objective and its gradients
