@@ -348,6 +348,20 @@ def test_map_pca_centres_by_itself_and_privatize_takes_the_offset_of_its_radius(
     assert private.privacy.sensitivity_sum == pytest.approx(R * R * 1.25, rel=1e-12)
     code, out, err = run("fit", "p.npz", "--task", "pca", "--k", "2", "-o", "p.json", cwd=tmp_path)
     assert code == 0, err
+    # pure epsilon: without --k the covariance is released, with a note; with --k 1 (below
+    # d / 4) CompressivePCA's rule releases the compressive sketch about a private mean
+    code, out, err = run("privatize", "s.npz", "-o", "c.npz", "--epsilon", "1", "--data-norm", R, cwd=tmp_path)
+    assert code == 0 and "pass --k K to release by its rule" in err, err
+    assert Sketch.load(tmp_path / "c.npz").feature_map.kind == "second_moment"
+    code, out, err = run("privatize", "s.npz", "-o", "q.npz", "--epsilon", "1", "--data-norm", R, "--k", "1",
+                         cwd=tmp_path)
+    assert code == 0, err
+    q = Sketch.load(tmp_path / "q.npz")
+    assert q.feature_map.kind == "quadratic" and q.privacy.epsilon_pilot == pytest.approx(0.2)
+    code, out, err = run("fit", "q.npz", "--task", "pca", "--k", "1", "-o", "q.json", cwd=tmp_path)
+    assert code == 0, err
+    code, out, err = run("privatize", "p.npz", "-o", "x.npz", "--epsilon", "1", "--k", "1", cwd=tmp_path)
+    assert code == 2 and "already private" in err
 
 
 def test_quadratic_without_a_centre_is_noted_and_pca_of_many_columns_needs_one(tmp_path):
@@ -448,6 +462,8 @@ def _make_inputs(folder):
     (["privatize", "s.npz", "-o", "p.npz", "--epsilon", "0"], "argument --epsilon: must be a positive finite number"),
     (["privatize", "s.npz", "-o", "p.npz", "--epsilon", "1", "--delta", "1"], "argument --delta: must be a number"),
     (["privatize", "s.npz", "-o", "exists.npz", "--epsilon", "1"], "-o exists.npz: the file exists"),
+    (["privatize", "s.npz", "-o", "p.npz", "--epsilon", "1", "--k", "2"],
+     "--k applies to self-centred second_moment sketches"),
     (["fit", "s.npz", "--task", "kmeans", "--k", "3"], "--bounds LO HI is required for --task kmeans"),
     (["fit", "s.npz", "--task", "pca", "--k", "2"], "subspace decoders need quadratic features"),
     (["fit", "s.npz", "--task", "kmeans", "--k", "0", "--bounds", "-1", "1"], "argument --k/-k: must be a positive"),

@@ -306,3 +306,46 @@ def test_private_covariance_fit_charges_its_budget_once():
     assert est.sketch_.privacy.sensitivity_sum == pytest.approx(1.0)
     # at this n and epsilon the leading direction is found
     assert abs(est.components_[0, 0]) > 0.95
+
+
+def test_release_sketch_is_what_fit_would_release_from_the_records():
+    # a self-centred covariance sketch released by CompressivePCA's rule: pure epsilon with
+    # k < d / 4 gives the compressive sketch about a private mean, whose clean sum (captured
+    # before the noise) is the quadratic map's own sketch of the records about that mean;
+    # delta > 0 gives the covariance itself with the offset of the release's radius
+    from unittest import mock
+
+    import pysketch.privacy.release as R
+
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((500, 24)) * 0.1 + 0.2
+    X *= np.minimum(1.0, 0.9 / np.linalg.norm(X, axis=1, keepdims=True))
+    sk = SecondMomentMap(24, offset=1.0).sketch(X)
+    captured = []
+    original = R.release
+
+    def spy(sketch, plan, source, **kw):
+        captured.append(sketch)
+        return original(sketch, plan, source, **kw)
+
+    acc = BudgetAccountant(2.0, 1e-5)
+    with mock.patch.object(R, "release", spy):
+        pure = CompressivePCA(2, epsilon=1.0, data_norm=1.0, accountant=acc, random_state=0).release_sketch(sk)
+    clean = captured[-1]
+    assert clean.feature_map.kind == "quadratic" and pure.feature_map is clean.feature_map
+    mean = clean.feature_map.centre
+    assert np.linalg.norm(mean - X.mean(axis=0)) < 0.5  # a private mean, near the true one
+    np.testing.assert_allclose(clean.sum, clean.feature_map.sketch(X).sum, rtol=1e-9)
+    assert clean.count == 500 and pure.privacy.epsilon == 1.0 and pure.privacy.epsilon_pilot == pytest.approx(0.2)
+    assert clean.feature_map.data_norm == pytest.approx(1.0 + np.linalg.norm(mean))
+    with mock.patch.object(R, "release", spy):
+        approx = CompressivePCA(2, epsilon=1.0, delta=1e-6, data_norm=1.0, accountant=acc).release_sketch(sk)
+    assert approx.feature_map.kind == "second_moment" and approx.feature_map.offset == 0.5
+    np.testing.assert_allclose(captured[-1].sum, SecondMomentMap(24, offset=0.5).sketch(X).sum, rtol=1e-12)
+    assert acc.spent == (pytest.approx(2.0), pytest.approx(1e-6))
+    fitted = CompressivePCA(2).fit_sketch(approx)
+    assert fitted.method_ == "covariance" and fitted.mean_.shape == (24,)
+    with pytest.raises(ValueError, match="self-centred"):
+        CompressivePCA(2, epsilon=1.0, data_norm=1.0).release_sketch(SecondMomentMap(24).sketch(X))
+    with pytest.raises(ValueError, match="n_components"):
+        CompressivePCA(epsilon=1.0, data_norm=1.0).release_sketch(sk)

@@ -404,6 +404,11 @@ def _add_privatize_parser(commands):
                         "useful, n0(m, epsilon))")
     p.add_argument("--data-norm", type=_positive_float, default=None, metavar="R",
                    help="quadratic and second_moment maps: a public bound R on ||x - centre|| of every record")
+    p.add_argument("--k", "-k", type=_positive, default=None, metavar="K",
+                   help="self-centred second_moment sketches (--map pca): release for K principal components by "
+                        "CompressivePCA's rule, as its fit would (pure epsilon with K below about d / 4: the "
+                        "compressive quadratic sketch about a private mean, computed exactly from the sketch; else "
+                        "the covariance itself)")
     _add_bounds(p, "; quadratic maps: R is the distance of its farthest corner from the map's centre")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary")
 
@@ -1168,13 +1173,36 @@ def _cmd_privatize(args):
                       "needed for this map (its sensitivity holds for any data) and was ignored", file=sys.stderr)
             data_norm = None
     radius = data_norm if data_norm is not None else getattr(fm, "data_norm", None)
-    if getattr(fm, "offset", None) is not None and radius is not None:
-        # a self-centred covariance sketch: its offset rescaled to the one the release's radius calls for
-        from .pca import self_centring_offset
+    self_centred = getattr(fm, "offset", None) is not None
+    if args.k is not None:
+        if not self_centred:
+            raise _CommandError(f"--k applies to self-centred second_moment sketches (pysketch sketch --map pca), not "
+                                f"{fm!r}")
+        for flag, given in (("--mechanism", args.mechanism != "auto"), ("--n-lower", args.n_lower is not None)):
+            if given:
+                raise _CommandError(f"{flag} does not apply with --k (the release follows CompressivePCA's rule)")
+        if args.k > fm.d:
+            raise _CommandError(f"--k {args.k} is larger than the records' dimension {fm.d}")
+        from .pca import CompressivePCA
 
-        sketch = fm.reoffset(sketch, self_centring_offset(radius))
-    private = make_private(sketch, args.epsilon, args.delta, neighbouring=args.neighbouring,
-                           mechanism=args.mechanism, n_lower=args.n_lower, data_norm=data_norm)
+        est = CompressivePCA(args.k, epsilon=args.epsilon, delta=args.delta, neighbouring=args.neighbouring,
+                             data_norm=radius)
+        try:
+            private = est.release_sketch(sketch)
+        except ValueError as exc:
+            raise _CommandError(f"{args.sketch}: {exc}") from None
+    else:
+        if self_centred and radius is not None:
+            # a self-centred covariance sketch: its offset rescaled to the one the release's radius calls for
+            from .pca import self_centring_offset
+
+            sketch = fm.reoffset(sketch, self_centring_offset(radius))
+            if args.delta == 0 and not args.quiet:
+                print("pysketch privatize: note: pure epsilon: for k below about d / 4 principal components, "
+                      "CompressivePCA releases the compressive sketch about a private mean instead of the "
+                      "covariance (it measured better); pass --k K to release by its rule", file=sys.stderr)
+        private = make_private(sketch, args.epsilon, args.delta, neighbouring=args.neighbouring,
+                               mechanism=args.mechanism, n_lower=args.n_lower, data_norm=data_norm)
     _write_atomically(out, args.force, private.save)
     if not args.quiet:
         print(f"wrote {out}: private sketch of {args.sketch}")

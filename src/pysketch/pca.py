@@ -491,6 +491,84 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         timings["sketch"] = time.perf_counter() - t
         return private
 
+    def release_sketch(self, sketch):
+        """Release a clean self-centred covariance sketch (SecondMomentMap with an offset, as
+        `pysketch sketch --map pca` makes) by this estimator's rule, and return the
+        PrivateSketch to decode with `fit_sketch`: what `fit` would release from the
+        records themselves, computed from their sufficient statistics.
+
+        Needs epsilon, n_components and data_norm (R, a public bound on ||x - centre||; at
+        least the map's own). Where the rule (`method`) picks 'covariance', the sketch is
+        released as it is, its offset first rescaled to self_centring_offset(R)
+        (SecondMomentMap.reoffset). Where it picks 'sketch' (pure epsilon, k < about d / 4),
+        the records' sum is read from the sketch and released as a private mean for
+        `mean_share` of epsilon (privacy.moments.private_mean_of_sum, as fit's
+        private_ball_mean), and the compressive quadratic sketch about that mean is the exact
+        image of the clean second moments about it (sum_i (omega^T (y_i - c))^2 = omega^T
+        M_c omega, M_c from the eigen-decomposition of the sketch's matrix), released for the
+        rest at the quadratic map's sensitivity on radius R + ||c||. The budget is charged
+        once (`accountant`); the noise comes from the OS."""
+        from .privacy.accountant import charge
+        from .privacy.mechanisms import noise_source
+        from .privacy.moments import private_mean_of_sum
+        from .privacy.release import plan_release, release
+
+        self._validate_params()
+        if self.epsilon is None:
+            raise ValueError("release_sketch needs epsilon (a private release)")
+        if self.n_components is None:
+            raise ValueError("release_sketch needs n_components: the rule reads k")
+        fm = getattr(sketch, "feature_map", None)
+        if not isinstance(sketch, Sketch) or getattr(sketch, "privacy", None) is not None:
+            raise TypeError(f"sketch must be a clean pysketch.Sketch, got {type(sketch).__name__}")
+        if getattr(fm, "offset", None) is None or not hasattr(fm, "moments"):
+            raise ValueError(f"release_sketch reads a self-centred second_moment sketch (made with an offset), not "
+                             f"{fm!r}")
+        if self.centre is not None:
+            raise ValueError("release_sketch centres by the sketch's own mean: centre must be None")
+        R = self.data_norm if self.data_norm is not None else fm.data_norm
+        if R is None:
+            raise ValueError("release_sketch needs data_norm: a public bound R on ||x - centre|| of every record")
+        R = float(R)
+        _check_private_norm(R, "data_norm (a bound on the records' norms)")
+        d, k = fm.d, self._k(fm.d)
+        eps, delta = float(self.epsilon), float(self.delta)
+        source = None
+        if self._method(d, k) == "covariance":
+            moved = fm.reoffset(sketch, self_centring_offset(R))
+            plan = plan_release(moved.feature_map.m, eps, delta, neighbouring=self.neighbouring,
+                                split=1 - COUNT_SHARE)
+            charge(self.accountant, eps, plan.delta, type(self).__name__ + ".release_sketch")
+            return release(moved, plan, noise_source(), data_norm=R, epsilon=eps, delta=delta)
+        share = self.mean_share
+        m = self._quadratic_size(d, k)
+        plan = plan_release(m, eps * (1 - share), delta * (1 - share), neighbouring=self.neighbouring,
+                            split=1 - COUNT_SHARE)
+        charge(self.accountant, eps, plan.delta + (delta * share if plan.mechanism == "gaussian" else 0.0),
+               type(self).__name__ + ".release_sketch")
+        source = noise_source()
+        M = fm.second_moment_matrix(np.asarray(sketch.sum, dtype=np.float64))  # sums, with the offset row
+        a = fm.offset
+        n = int(sketch.count)
+        S, total = M[:d, :d], M[:d, d] / a
+        count = plan.release_count(n, source)
+        mean, _ = private_mean_of_sum(total, R, max(count, 0), share * eps, share * delta if delta > 0 else 0.0,
+                                      neighbouring=self.neighbouring, insecure_seed=source)
+        # the second moments about the private mean, M_c = S - s c^T - c s^T + n c c^T
+        Mc = S - np.outer(total, mean) - np.outer(mean, total) + n * np.outer(mean, mean)
+        lam, V = np.linalg.eigh(0.5 * (Mc + Mc.T))
+        qmap = self._make_map(d, k, mean, R + float(np.linalg.norm(mean)), as_generator(self.random_state))
+        op = qmap.operator
+        qsum = np.zeros(qmap.m)
+        rows = max(1, (1 << 22) // max(qmap.m, 1))  # at most 4M floats of Omega^T v at once
+        for start in range(0, d, rows):
+            T = op.apply(np.ascontiguousarray(V[:, start : start + rows].T)).astype(np.float64)
+            qsum += lam[start : start + rows] @ (T * T)
+        # the quadratic sketch's sum about the private mean (as fit's sketch about it), and the
+        # count already released with it
+        clean = Sketch(qmap, qsum, n)
+        return release(clean, plan, source, count=count, epsilon=eps, delta=delta, epsilon_pilot=share * eps)
+
     def fit_sketch(self, sketch):
         """Learn the components from a quadratic Sketch (or PrivateSketch) made elsewhere: the
         data are never seen. mean_ is the map's centre (zeros when it has none), or the mean

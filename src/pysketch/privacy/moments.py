@@ -22,6 +22,7 @@ from ..blocks import is_dask_collection, map_reduce
 from .mechanisms import Gaussian, Laplace, check_delta, check_epsilon, noise_source, noisy_count
 
 __all__ = ["cluster_sums_sensitivity", "private_ball_mean", "private_cluster_means", "private_mean_and_spread",
+           "private_mean_of_sum",
            "private_second_moments", "second_moment_sensitivity"]
 
 
@@ -109,19 +110,43 @@ def private_ball_mean(X, radius, count, epsilon, delta=0.0, *, neighbouring="add
         X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"X must be a non-empty 2-D array (n, d), got shape {X.shape}")
-    d = X.shape[1]
+    _check_count(count)
+    # one pass (blockwise where a dask collection's blocks live), the noise added once
+    total = map_reduce(X, _ball_sum_block, _add, args=(float(radius),))
+    return private_mean_of_sum(total, radius, count, epsilon, delta, neighbouring=neighbouring,
+                               insecure_seed=insecure_seed)
+
+
+def _check_count(count):
     if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)):
         raise TypeError(f"count must be the released count (an int), got {count!r}")
     if count < 0:
         raise ValueError(f"count must be >= 0 (a released count may be 0), got {count}")
+
+
+def private_mean_of_sum(total, radius, count, epsilon, delta=0.0, *, neighbouring="add_remove", insecure_seed=None):
+    """`private_ball_mean` from the records' sum already taken (the clean sum of records in
+    the ball ||x|| <= radius, e.g. read from a clean sketch that holds it): the same noise,
+    sensitivity and division by the released `count`. The caller vouches that every record
+    summed lies in the ball, and charges the budget."""
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, positive=False)
+    check_relation(neighbouring)
+    if isinstance(radius, (bool, np.bool_)) or not (isinstance(radius, (int, float, np.integer, np.floating))
+                                                    and math.isfinite(radius) and radius > 0):
+        raise ValueError(f"radius must be a positive finite number, got {radius!r}")
+    total = np.asarray(total, dtype=np.float64)
+    if total.ndim != 1 or total.size < 1 or not np.isfinite(total).all():
+        raise ValueError(f"total must be a finite 1-D array (the records' sum), got shape {total.shape}")
+    _check_count(count)
+    d = total.size
     l2 = radius * (2.0 if neighbouring == "replace" else 1.0)
     src = noise_source(insecure_seed)
     if delta == 0:
         mech = Laplace(epsilon, l2 * math.sqrt(d), insecure_seed=src)
     else:
         mech = Gaussian(epsilon, delta, l2, insecure_seed=src)
-    # one pass (blockwise where a dask collection's blocks live), the noise added once
-    noisy = mech.randomise(map_reduce(X, _ball_sum_block, _add, args=(float(radius),)))
+    noisy = mech.randomise(total)
     n = max(int(count), 1)
     return noisy / n, mech.variance / (n * n)
 
