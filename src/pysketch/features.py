@@ -915,10 +915,13 @@ class SecondMomentMap(FeatureMap):
             R2, A2 = R * R, a * a
             if norm == 2:
                 base = R2 + A2
-                if neighbouring == "replace":
-                    base = math.sqrt(2.0 * (R2 + A2) ** 2 - 2.0 * max(0.0, A2 - R2) ** 2) if math.isfinite(base) else base
+                if neighbouring == "replace" and base > 0:
+                    # sqrt(2 (R^2 + A)^2 - 2 max(0, A - R^2)^2), written without squaring R^2 + A
+                    t = max(0.0, A2 - R2) / base
+                    base = math.sqrt(2.0) * base * math.sqrt(1.0 - t * t)
             else:
-                base = (R2 + A2) * (1.0 - 1.0 / math.sqrt(2.0)) + (R * math.sqrt(self.d) + a) ** 2 / math.sqrt(2.0)
+                l1 = R * math.sqrt(self.d) + a
+                base = (R2 + A2) * (1.0 - 1.0 / math.sqrt(2.0)) + l1 * l1 / math.sqrt(2.0)
                 if neighbouring == "replace":
                     base *= 2.0
         if not math.isfinite(base):
