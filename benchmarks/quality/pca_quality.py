@@ -707,11 +707,18 @@ def main(argv=None, out=print):
                    help=f"seconds per diffprivlib fit (default {DEFAULT_TIMEOUT:g}; {QUICK_TIMEOUT:g} with --quick)")
     p.add_argument("--delta", type=float, default=None,
                    help="delta of the CompressivePCA rows and of analyze-gauss (default: 0 and 1 / (100 n))")
+    p.add_argument("--low-rank-d", type=int, default=None, metavar="D",
+                   help=f"the low_rank set's dimension (default {LOW_RANK['d']}; the method rule's sweep runs 64 ... "
+                        "4096)")
     p.add_argument("--secure-noise", action="store_true",
                    help="draw the baselines' noise from OS entropy (production timings) instead of the seed")
     a = p.parse_args(argv)
     if a.seeds is not None and a.seeds < 1:
         p.error("--seeds must be at least 1")
+    if a.low_rank_d is not None:
+        if a.low_rank_d < K:
+            p.error(f"--low-rank-d must be at least k = {K}")
+        LOW_RANK["d"] = a.low_rank_d
 
     threads = {v: os.environ.get(v) for v in _timing.ALL_RUNTIMES}
     out("threads: " + ", ".join(f"{v}={threads[v]}" for v in threads))
