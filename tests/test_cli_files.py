@@ -319,20 +319,35 @@ def test_fit_pca_from_a_quadratic_sketch_of_a_file(tmp_path):
     assert model["explained_variance"][0] == pytest.approx(16.0, rel=0.1)
 
 
-def test_map_pca_centres_by_itself_and_privatize_takes_the_offset_of_its_radius(tmp_path):
+def _main_in(tmp_path, monkeypatch, capsys):
+    """`pysketch argv...` in this process, in tmp_path: (exit code, stdout, stderr)."""
+    monkeypatch.chdir(tmp_path)
+
+    def call(*argv):
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exc:
+            code = exc.code
+        out, err = capsys.readouterr()
+        return code, out, err
+    return call
+
+
+def test_map_pca_centres_by_itself_and_privatize_takes_the_offset_of_its_radius(tmp_path, monkeypatch, capsys):
     # --map pca on 6 columns: the whole covariance with an offset, so that fit reads the mean
     # and the covariance about it from the one sketch (exact PCA of a clean sketch, the data's
     # mean far from 0); privatize rescales the offset to half the release's radius
+    run_here = _main_in(tmp_path, monkeypatch, capsys)
     rng = np.random.default_rng(7)
     Q = np.linalg.qr(rng.standard_normal((6, 6)))[0]
     X = (rng.standard_normal((4000, 6)) * [4.0, 2.0, 0.5, 0.5, 0.5, 0.5]) @ Q.T + 10.0
     np.savetxt(tmp_path / "x.csv", X, delimiter=",")
-    code, _, err = run("sketch", "x.csv", "--map", "pca", "-o", "s.npz", cwd=tmp_path)
+    code, _, err = run_here("sketch", "x.csv", "--map", "pca", "-o", "s.npz")
     assert code == 0, err
     assert "--map pca: second_moment" in err and "centred by itself" in err
     sketch = Sketch.load(tmp_path / "s.npz")
     assert sketch.feature_map.kind == "second_moment" and sketch.feature_map.offset == 1.0
-    code, out, err = run("fit", "s.npz", "--task", "pca", "--k", "2", "-o", "pca.json", cwd=tmp_path)
+    code, out, err = run_here("fit", "s.npz", "--task", "pca", "--k", "2", "-o", "pca.json")
     assert code == 0, err
     model = json.loads((tmp_path / "pca.json").read_text())
     np.testing.assert_allclose(model["mean"], X.mean(axis=0), rtol=1e-10)
@@ -340,38 +355,38 @@ def test_map_pca_centres_by_itself_and_privatize_takes_the_offset_of_its_radius(
     np.testing.assert_allclose(model["explained_variance"], w[::-1][:2], rtol=1e-8)
     np.testing.assert_allclose(np.abs(np.array(model["components"]) @ V[:, ::-1][:, :2]), np.eye(2), atol=1e-8)
     R = float(np.linalg.norm(X, axis=1).max()) * 1.01
-    code, out, err = run("privatize", "s.npz", "-o", "p.npz", "--epsilon", "1", "--delta", "1e-6", "--data-norm", R,
-                         cwd=tmp_path)
+    code, out, err = run_here("privatize", "s.npz", "-o", "p.npz", "--epsilon", "1", "--delta", "1e-6",
+                              "--data-norm", R)
     assert code == 0, err
     private = Sketch.load(tmp_path / "p.npz")
     assert private.feature_map.offset == pytest.approx(R / 2, rel=1e-15)
     assert private.privacy.sensitivity_sum == pytest.approx(R * R * 1.25, rel=1e-12)
-    code, out, err = run("fit", "p.npz", "--task", "pca", "--k", "2", "-o", "p.json", cwd=tmp_path)
+    code, out, err = run_here("fit", "p.npz", "--task", "pca", "--k", "2", "-o", "p.json")
     assert code == 0, err
     # pure epsilon: without --k the covariance is released, with a note; with --k 1 (below
     # d / 4) CompressivePCA's rule releases the compressive sketch about a private mean
-    code, out, err = run("privatize", "s.npz", "-o", "c.npz", "--epsilon", "1", "--data-norm", R, cwd=tmp_path)
+    code, out, err = run_here("privatize", "s.npz", "-o", "c.npz", "--epsilon", "1", "--data-norm", R)
     assert code == 0 and "pass --k K to release by its rule" in err, err
     assert Sketch.load(tmp_path / "c.npz").feature_map.kind == "second_moment"
-    code, out, err = run("privatize", "s.npz", "-o", "q.npz", "--epsilon", "1", "--data-norm", R, "--k", "1",
-                         cwd=tmp_path)
+    code, out, err = run_here("privatize", "s.npz", "-o", "q.npz", "--epsilon", "1", "--data-norm", R, "--k", "1")
     assert code == 0, err
     q = Sketch.load(tmp_path / "q.npz")
     assert q.feature_map.kind == "quadratic" and q.privacy.epsilon_pilot == pytest.approx(0.2)
-    code, out, err = run("fit", "q.npz", "--task", "pca", "--k", "1", "-o", "q.json", cwd=tmp_path)
+    code, out, err = run_here("fit", "q.npz", "--task", "pca", "--k", "1", "-o", "q.json")
     assert code == 0, err
-    code, out, err = run("privatize", "p.npz", "-o", "x.npz", "--epsilon", "1", "--k", "1", cwd=tmp_path)
+    code, out, err = run_here("privatize", "p.npz", "-o", "x.npz", "--epsilon", "1", "--k", "1")
     assert code == 2 and "already private" in err
 
 
-def test_quadratic_without_a_centre_is_noted_and_pca_of_many_columns_needs_one(tmp_path):
+def test_quadratic_without_a_centre_is_noted_and_pca_of_many_columns_needs_one(tmp_path, monkeypatch, capsys):
+    run_here = _main_in(tmp_path, monkeypatch, capsys)
     X = np.random.default_rng(0).standard_normal((50, 3)) + 5.0
     np.save(tmp_path / "x.npy", X)
-    code, _, err = run("sketch", "x.npy", "--map", "quadratic", "-o", "q.npz", cwd=tmp_path)
+    code, _, err = run_here("sketch", "x.npy", "--map", "quadratic", "-o", "q.npz")
     assert code == 0 and "without --centre" in err and "first component will point at the records' mean" in err
     # 4800 columns: (d + 1)^2 * 48 bytes > 1 GiB, so --map pca is the quadratic sketch, which needs --centre
     np.save(tmp_path / "wide.npy", np.zeros((2, 4800)))
-    code, _, err = run("sketch", "wide.npy", "--map", "pca", "-o", "w.npz", cwd=tmp_path)
+    code, _, err = run_here("sketch", "wide.npy", "--map", "pca", "-o", "w.npz")
     assert code == 2 and "--map pca: the covariance of 4800 columns does not fit 1024 MiB" in err
     assert "Traceback" not in err
 
