@@ -421,14 +421,13 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         fm = self._make_map(d, k, mean, self.data_norm, rng, offset=offset)
         t = time.perf_counter()
         acc = SketchAccumulator(fm, batch_size=self.batch_size)
-        acc.update(batches)
+        _update(acc, batches)
         sketch = _sketch_of(acc)
         timings["sketch"] = time.perf_counter() - t
         return sketch
 
     def _sketch_private(self, X, stream, rng, timings):
         from .privacy import PrivacyLeakWarning
-        from .privacy.accountant import charge
         from .privacy.mechanisms import noise_source
         from .privacy.moments import private_ball_mean
         from .privacy.release import plan_release, release
@@ -460,8 +459,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
                                  "constant")
             R = R if R > 0 else 1.0
             _check_private_norm(R, "X (the largest norm of its records)")
-        charge(self.accountant, eps, plan.delta + (delta * share if plan.mechanism == "gaussian" else 0.0),
-               type(self).__name__ + ".fit")
+        _charge_fit(self.accountant, plan, eps, delta, share, type(self).__name__ + ".fit")
         source = noise_source()
         t = time.perf_counter()
         extra = {}
@@ -483,7 +481,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             R_sketch = R
         fm = self._make_map(d, k, mean, R_sketch, rng, offset=self_centring_offset(R) if self_centred else None)
         acc = SketchAccumulator(fm, batch_size=self.batch_size)
-        acc.update(batches)
+        _update(acc, batches)
         sketch = _sketch_of(acc)
         if count is None:
             count = plan.release_count(sketch.count, source)
@@ -508,7 +506,6 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         M_c omega, M_c from the eigen-decomposition of the sketch's matrix), released for the
         rest at the quadratic map's sensitivity on radius R + ||c||. The budget is charged
         once (`accountant`); the noise comes from the OS."""
-        from .privacy.accountant import charge
         from .privacy.mechanisms import noise_source
         from .privacy.moments import private_mean_of_sum
         from .privacy.release import plan_release, release
@@ -538,14 +535,13 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             moved = fm.reoffset(sketch, self_centring_offset(R))
             plan = plan_release(moved.feature_map.m, eps, delta, neighbouring=self.neighbouring,
                                 split=1 - COUNT_SHARE)
-            charge(self.accountant, eps, plan.delta, type(self).__name__ + ".release_sketch")
+            _charge_fit(self.accountant, plan, eps, delta, 0.0, type(self).__name__ + ".release_sketch")
             return release(moved, plan, noise_source(), data_norm=R, epsilon=eps, delta=delta)
         share = self.mean_share
         m = self._quadratic_size(d, k)
         plan = plan_release(m, eps * (1 - share), delta * (1 - share), neighbouring=self.neighbouring,
                             split=1 - COUNT_SHARE)
-        charge(self.accountant, eps, plan.delta + (delta * share if plan.mechanism == "gaussian" else 0.0),
-               type(self).__name__ + ".release_sketch")
+        _charge_fit(self.accountant, plan, eps, delta, share, type(self).__name__ + ".release_sketch")
         source = noise_source()
         M = fm.second_moment_matrix(np.asarray(sketch.sum, dtype=np.float64))  # sums, with the offset row
         a = fm.offset
@@ -644,6 +640,26 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             raise ValueError(f"X has {Z.shape[1]} columns, but {type(self).__name__} has "
                              f"{self.n_components_} components")
         return Z @ self.components_ + self.mean_
+
+
+def _charge_fit(accountant, plan, eps, delta, share, what):
+    """Charge a private fit once, before any noise: the whole epsilon (the sketch's plan
+    spends (1 - share) of it, the private mean the rest) and delta as the plan spends it,
+    plus the mean's share when that is Gaussian."""
+    from .privacy.accountant import charge
+
+    charge(accountant, eps, plan.delta + (delta * share if plan.mechanism == "gaussian" else 0.0),
+           what)
+
+
+def _update(acc, batches):
+    """acc.update(batches), a record with NaN or infinity named as X's."""
+    try:
+        acc.update(batches)
+    except ValueError as exc:
+        if "NaN or infinity" in str(exc):
+            raise ValueError(f"X: {exc}") from None
+        raise
 
 
 def _sketch_of(acc):
