@@ -88,7 +88,7 @@ estimated peak, 72 d^2 bytes (measured: S, the index and value arrays of the
 d (d + 1) / 2 noise draws and the Python integers of the exact sampler, the released
 matrix), fits in ``--memory-mb`` (default 512 MB: d = 2048). CompressivePCA also runs at
 that d for the comparison. Each fit runs in a child process (multiprocessing, spawn)
-that reports its CPU time and its peak resident memory (``ru_maxrss``, with the
+that reports its CPU time and its peak resident memory (``VmHWM``, with the
 baseline after imports and the data's first pass). The script also prints the d^2 memory
 one covariance matrix needs at d = 2^15. Without forming C, the ratio's numerator
 tr(U C U^T) = mean_i ||U x_i||^2 takes one streamed pass. Its denominator comes from
@@ -575,9 +575,11 @@ def run_set(name, methods, epsilons, seeds, quick, options, out):
 
 
 def _max_rss_mb():
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    """This process's peak resident memory (VmHWM). Not ru_maxrss: Linux keeps it across
+    exec, so a spawned child would report its parent's peak at the fork (a child started
+    after the parent's streamed metric reported 888 MB before its own fit)."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM")) / 1024.0
 
 
 def _large_child(conn, method, d, epsilon, seed, options):
