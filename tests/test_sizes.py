@@ -170,7 +170,7 @@ def _cases():
     from pysketch.distances import PrivateJLTransformer, gaussian_jl_operator
     from pysketch.features import GridMap, HistogramMap, RaceMap, SecondMomentMap, make_box_map
     from pysketch.kernel_scale import estimate_sigma2_sketch
-    from pysketch.m2m import M2M, Domain, M2MLinearRegression, M2MLogisticRegression
+    from pysketch.m2m import M2M, Domain, M2MLinearRegression, M2MLogisticRegression, MarginalSynopsis
     from pysketch.operators import FastJLOperator, SparseJLOperator
     from pysketch.privacy.mechanisms import sample_discrete_gaussian, sample_discrete_laplace
     from pysketch.rfm import DPRFMRegressor, PrivateRFRegressor, RandomFeatures, excess_risk
@@ -210,6 +210,8 @@ def _cases():
         ("hist n_bins", lambda: make_box_map("hist", -np.ones(3), np.ones(3), n_bins=BIG), "n_bins", ("hist",)),
         ("HistogramMap n_bins", lambda: HistogramMap(-np.ones(3), np.ones(3), n_bins=BIG), "n_bins", ("hist",)),
         ("grid n_bins", lambda: GridMap(-np.ones(3), np.ones(3), n_bins=BIG), "n_bins", ("grid",)),
+        ("marginals n_bins", lambda: make_box_map("marginals", -np.ones(3), np.ones(3), n_bins=BIG), "n_bins",
+         ("marginals",)),
         ("race n_hashes", lambda: make_box_map("race", -np.ones(3), np.ones(3), n_hashes=BIG), "n_hashes", ("race",)),
         ("race n_buckets", lambda: make_box_map("race", -np.ones(3), np.ones(3), n_buckets=BIG), "n_buckets",
          ("race",)),
@@ -255,6 +257,12 @@ def _cases():
         ("m2m linear hist n_bins", _private(lambda acc: M2MLinearRegression(
             bounds=BOUNDS, y_bounds=(-3, 3), epsilon=1.0, sketch="hist", sketch_params={"n_bins": BIG},
             accountant=acc).fit(X, Y)), "n_bins", ("M2MLinearRegression",)),
+        ("synopsis n_synthetic", _private(lambda acc: MarginalSynopsis(
+            BOUNDS, epsilon=1.0, n_synthetic=BIG, accountant=acc).fit(X)), "n_synthetic", ("MarginalSynopsis",)),
+        ("synopsis fine_bins", _private(lambda acc: MarginalSynopsis(
+            BOUNDS, epsilon=1.0, fine_bins=BIG, accountant=acc).fit(X)), "fine_bins", ("MarginalSynopsis",)),
+        ("synopsis n_bins", _private(lambda acc: MarginalSynopsis(
+            BOUNDS, epsilon=1.0, n_bins=BIG, accountant=acc).fit(X)), "n_bins", ("MarginalSynopsis",)),
         ("m2m logistic n_synthetic", _private(lambda acc: M2MLogisticRegression(
             bounds=BOUNDS, epsilon=1.0, n_synthetic=BIG, accountant=acc).fit(X, labels)), "n_synthetic",
          ("M2MLogisticRegression",)),

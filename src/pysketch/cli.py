@@ -401,7 +401,8 @@ def _add_privatize_parser(commands):
     p.add_argument("--n-lower", type=_positive_float, default=None, metavar="N",
                    help="add_remove: a public lower bound on the number of records, at which the split of epsilon "
                         "between the sum and the count is optimized (default: the size from which the sketch is "
-                        "useful, n0(m, epsilon))")
+                        "useful, n0(m, epsilon); for hist and race maps, the size at which the noise of the sum "
+                        "equals its signal, pysketch.privacy.nsr.budget_split_one_hot)")
     p.add_argument("--data-norm", type=_positive_float, default=None, metavar="R",
                    help="quadratic and second_moment maps: a public bound R on ||x - centre|| of every record")
     p.add_argument("--k", "-k", type=_positive, default=None, metavar="K",
@@ -445,7 +446,11 @@ def _add_query_parser(commands):
         description="Answer a statistical query from the sketch alone by the M2M method (pysketch.m2m.M2M): "
         "synthetic points drawn in the public box of the records are weighted so that their features match the "
         "sketch; every query is a weighted average over them, post-processing of a private sketch. Best with "
-        "box maps (pysketch sketch --map hist|race|real --bounds ...).",
+        "box maps (pysketch sketch --map hist|race|real --bounds ...). The number of records divides the sketch: "
+        "for a private sketch, the noisy count pooled with every other estimate the release holds (the total of "
+        "each block of a hist or race map). The answers are projected onto what is possible for records in the "
+        "box (means inside it, fractions in [0, 1], histograms summing to 1, CDFs non-decreasing; --raw: not), "
+        "and a warning names the answers whose noise is more than a tenth of their possible range.",
     )
     p.add_argument("sketch", metavar="SKETCH", help="a sketch file (.npz), clean or private")
     _add_query_options(p, False)
@@ -485,6 +490,8 @@ def _add_query_options(p, again):
                    help="synthetic points (default 100000, as in the M2M paper; the time grows with them and with "
                         "the square of the sketch's size)")
     p.add_argument("--seed", type=_seed, default=default(0), help="seed of the synthetic points (default 0; public)")
+    p.add_argument("--raw", action="store_true", default=default(False),
+                   help="the M2M estimates as they are, not projected onto what is possible in the box")
     p.add_argument("-o", "--output", default=default(None), metavar="FILE.JSON",
                    help="where to write the answer (a .json file; never overwritten without --force)")
     p.add_argument("--force", action="store_true", default=default(False), help="overwrite an existing output file")
@@ -1400,7 +1407,8 @@ def _cmd_query(args):
     stats = M2M(Domain(lo, hi), random_state=args.seed, **kwargs).fit(sketch)
     result, labels = ask(stats)
     answer = {"query": args.query, "sketch": args.sketch, "result": result, "labels": labels,
-              "n_records": int(stats.count_), "mass": stats.mass_, "n_synthetic": stats.n_synthetic,
+              "n_records": int(round(stats.count_)), "n_records_std": stats.count_std_, "mass": stats.mass_,
+              "n_synthetic": stats.n_synthetic,
               "bounds": {"lower": lo, "upper": hi},
               "privacy": sketch.privacy.to_dict() if _is_private(sketch) else None, "pysketch_version": __version__}
     if not args.quiet:
@@ -1437,7 +1445,7 @@ def _int_list(text, flag):
 
 
 def _query_mean(args, d, box):
-    return lambda stats: (stats.mean(), [f"x{j}" for j in range(d)])
+    return lambda stats: (stats.mean(project=not args.raw), [f"x{j}" for j in range(d)])
 
 
 def _query_moments(args, d, box):
@@ -1449,11 +1457,12 @@ def _query_moments(args, d, box):
         if not -d <= c < d:
             raise _CommandError(f"--columns: column {c} is out of range (the records have {d} columns)")
     cols = [c % d for c in cols]
-    return lambda stats: (stats.moments(orders, cols), {"orders": orders, "columns": [f"x{c}" for c in cols]})
+    return lambda stats: (stats.moments(orders, cols, project=not args.raw),
+                          {"orders": orders, "columns": [f"x{c}" for c in cols]})
 
 
 def _query_covariance(args, d, box):
-    return lambda stats: (stats.covariance(), [f"x{j}" for j in range(d)])
+    return lambda stats: (stats.covariance(project=not args.raw), [f"x{j}" for j in range(d)])
 
 
 def _column(args, d):
@@ -1467,7 +1476,7 @@ def _query_cdf(args, d, box):
     t = _numbers(args.at, "--at")
     if np.isnan(t).any():
         raise _CommandError(f"--at {args.at}: every threshold must be a number")
-    return lambda stats: (stats.cdf(j, t), [f"x{j} <= {x:g}" for x in t])
+    return lambda stats: (stats.cdf(j, t, project=not args.raw), [f"x{j} <= {x:g}" for x in t])
 
 
 def _query_histogram(args, d, box):
@@ -1480,7 +1489,8 @@ def _query_histogram(args, d, box):
             raise _CommandError(f"--edges {args.edges}: at least two finite, increasing numbers")
     else:
         e = np.linspace(box[0][j], box[1][j], (args.bins or 10) + 1)
-    return lambda stats: (stats.histogram(j, e), [f"[{a:g}, {b:g})" for a, b in zip(e[:-1], e[1:])])
+    return lambda stats: (stats.histogram(j, e, project=not args.raw),
+                          [f"[{a:g}, {b:g})" for a, b in zip(e[:-1], e[1:])])
 
 
 def _query_box(args, d, box):
@@ -1496,7 +1506,7 @@ def _query_box(args, d, box):
     labels = {"box": " and ".join(parts) or "all records", "as": "count" if args.count else "fraction",
               "lower": [None if not np.isfinite(x) else x for x in lo],
               "upper": [None if not np.isfinite(x) else x for x in hi]}
-    return lambda stats: (stats.counting_queries(lo, hi, as_count=args.count)[0], labels)
+    return lambda stats: (stats.counting_queries(lo, hi, as_count=args.count, project=not args.raw)[0], labels)
 
 
 _QUERIES = {"mean": _query_mean, "moments": _query_moments, "covariance": _query_covariance, "cdf": _query_cdf,
@@ -1505,7 +1515,9 @@ _QUERIES = {"mean": _query_mean, "moments": _query_moments, "covariance": _query
 
 def _print_answer(answer):
     kind = "private" if answer["privacy"] is not None else "clean"
-    print(f"{answer['query']} from {answer['sketch']} ({kind} sketch: n = {answer['n_records']} records; M2M over "
+    n = (f"n = {answer['n_records']} +- {answer['n_records_std']:.2g} records (estimated)" if answer["n_records_std"]
+         else f"n = {answer['n_records']} records")
+    print(f"{answer['query']} from {answer['sketch']} ({kind} sketch: {n}; M2M over "
           f"{answer['n_synthetic']} synthetic points, total weight {answer['mass']:.4g})")
     result, labels = np.asarray(answer["result"], dtype=np.float64), answer["labels"]
     q = answer["query"]

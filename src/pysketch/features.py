@@ -43,7 +43,7 @@ from .operators import DenseOperator, FrequencyOperator, column_norm_sq_bound, m
 
 __all__ = ["FEATURE_MAPS", "FeatureMap", "FourierMap", "ComplexFourierMap", "RealFourierMap", "QuantizedFourierMap", "QuadraticMap",
            "SecondMomentMap",
-           "make_feature_map", "FEATURE_KINDS", "OneHotMap", "HistogramMap", "RaceMap",
+           "make_feature_map", "FEATURE_KINDS", "OneHotMap", "HistogramMap", "MarginalMap", "RaceMap",
            "DenseDesign", "OneHotDesign", "make_box_map", "box_map_kinds", "SUBSAMPLING_SCHEMES", "quadratic_spectral_bound",
            "quadratic_s4_bound"]
 
@@ -970,6 +970,9 @@ class OneHotMap(FeatureMap):
 
     takes_dither = False
     operator = None
+    #: make_private's default split of epsilon between the sum and the count: the one-hot
+    #: rule (privacy.nsr.budget_split_one_hot) for maps of several blocks that M2M reads
+    one_hot_split = True
 
     @property
     def input_dtype(self):
@@ -1158,6 +1161,7 @@ class GridMap(OneHotMap):
     """
 
     kind = "grid"
+    one_hot_split = False  # one block, decoded by k-means: the NSR rule of budget_split
 
     def __new__(cls, *args, **kwargs):
         return object.__new__(cls)
@@ -1275,6 +1279,191 @@ class GridMap(OneHotMap):
         if self.projection is None:
             return f"FeatureMap(kind='grid', d={self.d}, n_bins={self.n_bins})"
         return f"FeatureMap(kind='grid', d={self.d}, projected to p={self.grid_dim}, n_bins={self.n_bins})"
+
+
+#: The most cells a MarginalMap holds (the sum of its tables' sizes).
+MAX_MARGINAL_CELLS = 1 << 26
+
+
+@FEATURE_MAPS.register("marginals")
+class MarginalMap(OneHotMap):
+    """MARGINALS: the two-way marginal histograms of the records on the public box [lower,
+    upper]: for every chosen pair of attributes (i, j), the joint histogram of (x_i, x_j),
+    one one-hot block per pair (cell index b_i n_j + b_j within the block, n_j the bins of
+    attribute j; the blocks in the order of `pairs`). Unlike 'hist' (sums of
+    one-dimensional functions), these features see the dependence between the two
+    attributes of every pair, which counting queries over two attributes need. Releasing
+    marginal tables is the synopsis of PriView (Qardaji, Yang & Li, "PriView: practical
+    differentially private release of marginal contingency tables", SIGMOD 2014);
+    pysketch.m2m.MarginalSynopsis builds a private release on it.
+
+    The bins of attribute j are `n_bins` equal-width bins of [lower_j, upper_j], or the
+    given `edges[j]` (increasing, from lower_j to upper_j: public, or chosen privately
+    beforehand). Bin k is [e_k, e_k+1), the last one closed; values outside the box go to
+    the edge bin of their side and are counted in a warning, as for 'hist'.
+
+    P blocks (OneHotMap): adding or removing a record moves P counts by one (L1 = P,
+    L2 = sqrt P), replacing one moves at most 2P (L1 = 2P, L2 = sqrt(2P)), whatever the
+    data and the bins.
+
+    ``MarginalMap(lower, upper, n_bins=16, pairs=None, edges=None, order=2)``: `pairs` is a
+    list of (i, j) with i < j (default: all d (d - 1) / 2 pairs, in the order (0, 1), (0,
+    2), ..., (d - 2, d - 1)). With order=1 (or d = 1) the tables are the one-way histograms
+    of every attribute (d blocks, L1 = d as 'hist', on any bins). ``edges(j)`` gives the
+    bins of attribute j, ``tables(v)`` a vector of m entries as its tables.
+    """
+
+    kind = "marginals"
+
+    def __new__(cls, *args, **kwargs):
+        return object.__new__(cls)
+
+    def __init__(self, lower, upper, n_bins=16, pairs=None, edges=None, order=2):
+        lo, hi = _box_arrays(lower, upper)
+        d = lo.size
+        if order not in (1, 2) or isinstance(order, bool):
+            raise ValueError(f"order must be 1 (one-way histograms) or 2 (two-way tables), got {order!r}")
+        if order == 1 and pairs is not None:
+            raise ValueError("pairs are the two-way tables: give them with order=2 only")
+        self.order = 1 if d == 1 else int(order)
+        if edges is None:
+            self.n_bins = check_int(n_bins, "n_bins")
+            if self.n_bins > MAX_MARGINAL_CELLS:
+                raise ValueError(f"n_bins must be at most MAX_MARGINAL_CELLS = {MAX_MARGINAL_CELLS}, got {n_bins}")
+            self._edges = [np.linspace(lo[j], hi[j], self.n_bins + 1) for j in range(d)]
+        else:
+            if not isinstance(edges, (list, tuple)) or len(edges) != d:
+                raise ValueError(f"edges must be a list of d = {d} arrays (the bin edges of every attribute), got "
+                                 f"{type(edges).__name__}")
+            self._edges = []
+            for j, e in enumerate(edges):
+                e = np.array(e, dtype=np.float64).reshape(-1)
+                if e.size < 2 or not np.isfinite(e).all() or not (np.diff(e) > 0).all() or e[0] != lo[j] \
+                        or e[-1] != hi[j]:
+                    raise ValueError(f"edges[{j}] must be at least 2 increasing finite numbers from lower[{j}] = "
+                                     f"{lo[j]:g} to upper[{j}] = {hi[j]:g}, got {e!r}")
+                self._edges.append(e)
+            self.n_bins = None
+        self.bins = np.array([e.size - 1 for e in self._edges], dtype=np.int64)
+        if self.order == 1:
+            table = []
+        elif pairs is None:
+            table = [(i, j) for i in range(d) for j in range(i + 1, d)]
+        else:
+            try:
+                table = [tuple(int(v) for v in p) for p in pairs]
+            except (TypeError, ValueError):
+                raise ValueError(f"pairs must be a list of (i, j) attribute pairs, got {pairs!r}") from None
+            bad = [p for p in table if len(p) != 2 or not 0 <= p[0] < p[1] < d]
+            if bad or not table:
+                raise ValueError(f"pairs must be a non-empty list of (i, j) with 0 <= i < j < d = {d}, got "
+                                 f"{bad or pairs!r}")
+            if len(set(table)) != len(table):
+                raise ValueError(f"pairs must not repeat a pair, got {pairs!r}")
+        self.pairs = np.array(table, dtype=np.int64).reshape(-1, 2)
+        if len(table):
+            self._sizes = self.bins[self.pairs[:, 0]] * self.bins[self.pairs[:, 1]]
+        else:
+            self._sizes = self.bins.copy()
+        cells = int(self._sizes.sum())
+        if cells > MAX_MARGINAL_CELLS:
+            raise ValueError(f"the bins and the {len(table)} pairs make {cells} cells, more than MAX_MARGINAL_CELLS "
+                             f"= {MAX_MARGINAL_CELLS}: use fewer bins or fewer pairs")
+        check_size(cells, "the number of cells", nbytes=cells * 16, what=f"for the counts of {cells} cells")
+        self.lower, self.upper = lo, hi
+        self.dither = None
+        self.kernel_dither = None
+
+    @classmethod
+    def from_box(cls, lower, upper, *, n_bins=16, pairs=None, edges=None, order=2, random_state=None):
+        return cls(lower, upper, n_bins, pairs, edges, order)
+
+    @property
+    def d(self):
+        return self.lower.size
+
+    @property
+    def n_pairs(self):
+        return len(self.pairs)
+
+    @property
+    def m(self):
+        return int(self._sizes.sum())
+
+    @property
+    def block_sizes(self):
+        return self._sizes.copy()
+
+    def edges(self, j):
+        """The bin edges of attribute j."""
+        return self._edges[j].copy()
+
+    def table_attributes(self):
+        """The attributes of every table: (P, 2) pairs, or (d, 1) for one-way tables."""
+        return self.pairs.copy() if self.n_pairs else np.arange(self.d, dtype=np.int64)[:, None]
+
+    def tables(self, vector):
+        """A vector of the map's m entries (a sketch's sum, counts or fractions) as its
+        tables: a list of (n_i, n_j) arrays (views), entry [a, b] the cell of bins (a, b)
+        of the pair (i, j) (one-way tables: the (n_j,) histogram of every attribute)."""
+        v = np.asarray(vector)
+        if v.shape != (self.m,):
+            raise ValueError(f"vector must have the map's m = {self.m} entries, got shape {v.shape}")
+        if not self.n_pairs:
+            return [v[off:off + size] for off, size in zip(self.block_offsets, self._sizes)]
+        out = []
+        for (i, j), off, size in zip(self.pairs, self.block_offsets, self._sizes):
+            out.append(v[off:off + size].reshape(self.bins[i], self.bins[j]))
+        return out
+
+    def bin_indices(self, X):
+        """Each coordinate's bin, (n, d) int64 (values outside the box in the edge bins)."""
+        X = np.asarray(X, dtype=np.float64)
+        out = np.empty(X.shape, np.int64)
+        for j, e in enumerate(self._edges):
+            out[:, j] = np.searchsorted(e[1:-1], X[:, j], side="right")
+        return out
+
+    def _indices(self, X, out):
+        bins = self.bin_indices(X)
+        if not self.n_pairs:
+            out[:] = bins + self.block_offsets[None, :]
+            return
+        i, j = self.pairs[:, 0], self.pairs[:, 1]
+        out[:] = bins[:, i] * self.bins[j][None, :] + bins[:, j] + self.block_offsets[None, :]
+
+    def _accumulate(self, X, counts):
+        idx = np.empty((X.shape[0], self.n_blocks), np.int32)
+        self._indices(X, idx)
+        counts += np.bincount(idx.reshape(-1), minlength=self.m)
+        return int(np.count_nonzero(((X < self.lower) | (X > self.upper)).any(axis=1)))
+
+    def sums(self, accumulators):
+        k = int(accumulators[1][0])
+        if k:
+            warnings.warn(f"{k} record(s) had a coordinate outside the marginals' box [lower, upper] and were "
+                          "counted in the edge bin of that side; pass a public box that holds the data",
+                          RuntimeWarning, stacklevel=4)
+        return super().sums(accumulators)
+
+    def get_state(self):
+        arrays = {"lower": self.lower, "upper": self.upper, "pairs": self.pairs}
+        if self.n_bins is None:
+            arrays.update({f"edges{j}": e for j, e in enumerate(self._edges)})
+        return {"kind": self.kind, "n_bins": self.n_bins, "order": self.order}, arrays
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        pairs = arrays["pairs"]
+        d = np.asarray(arrays["lower"]).size
+        edges = None if meta["n_bins"] is not None else [arrays[f"edges{j}"] for j in range(d)]
+        order = meta.get("order", 2)
+        return cls(arrays["lower"], arrays["upper"], meta["n_bins"] or 16, pairs if order == 2 else None, edges, order)
+
+    def __repr__(self):
+        bins = self.n_bins if self.n_bins is not None else "edges"
+        tables = f"pairs={self.n_pairs}" if self.order == 2 else "order=1"
+        return f"FeatureMap(kind='marginals', d={self.d}, n_bins={bins}, {tables})"
 
 
 @FEATURE_MAPS.register("race")

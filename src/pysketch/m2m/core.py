@@ -27,13 +27,32 @@ gets lambda = 0, floored at `min_regularization` = 1e-9 in 'mean' units (1e-9 n_
 'sum' units; [P] Sec. 4.1 uses 1e-9 for HIST at epsilon = infinity): one-hot Gram matrices
 are singular (notes P4) and the RFF one has eigenvalues down to ~1e-10.
 
+Answers respect what is public (issue 37; all post-processing, nothing read but the release):
+
+- n is estimated by pooling, with inverse-variance weights, every unbiased estimate the
+  release holds (:func:`pooled_count`): the noisy count and, for one-hot maps, the total
+  of every block (each HIST attribute's histogram and each RACE hash's row counts every
+  record once), each of known noise variance. The sketch is divided by that estimate.
+- The answers are projected onto what is possible for records in the public box
+  (``project=True``, the default): means and moments inside the range of x^k over the box,
+  covariances positive semi-definite with variances at most (mu - lo)(hi - mu) (Bhatia and
+  Davis 2000), fractions in [0, 1], histograms non-negative and summing to 1 when their
+  bins cover the box (at most 1 otherwise), CDFs non-decreasing in [0, 1] (isotonic
+  regression, then clipping: the Euclidean projection onto that set). Each is the
+  Euclidean projection of the raw answer onto its set (or, for covariances, a point of it).
+- A :class:`NoisyAnswerWarning` names every answer whose noise standard deviation (from
+  the release's public noise variances: ``noise_std``) exceeds NOISE_WARNING_RATIO of the
+  answer's possible range.
+
 Nothing here reads data: everything is post-processing of the release (no privacy cost).
 """
 
+import math
 import numbers
+import warnings
 
 import numpy as np
-from scipy import linalg
+from scipy import linalg, optimize
 
 from .._checks import check_size
 from .._random import as_generator
@@ -41,13 +60,59 @@ from .._state import FEATURE_MAPS
 from .._threads import blas_single_thread
 from ..sketch import Sketch
 from .domain import Domain
+from .raking import pool
 
-__all__ = ["M2M", "REGULARIZATIONS", "LOSSES", "DEFAULT_N_SYNTHETIC"]
+__all__ = ["M2M", "REGULARIZATIONS", "LOSSES", "DEFAULT_N_SYNTHETIC", "NOISE_WARNING_RATIO", "NoisyAnswerWarning",
+           "pooled_count"]
 
 REGULARIZATIONS = ("eq5", "theory")
 LOSSES = ("sum", "mean")
 #: [P] Sec. 4: 10^5 synthetic points make the sampling error negligible.
 DEFAULT_N_SYNTHETIC = 100_000
+#: A NoisyAnswerWarning is given for an answer whose noise standard deviation is more than
+#: this fraction of its possible range (a fraction's range is 1, a mean's hi - lo).
+NOISE_WARNING_RATIO = 0.1
+#: At most this many answers of one call are checked for noise (evenly spaced): the noise
+#: of an answer costs a solve with the m x m factor.
+MAX_NOISE_CHECKS = 64
+
+
+class NoisyAnswerWarning(RuntimeWarning):
+    """The release is too noisy for the question asked: the noise standard deviation of an
+    answer is a sizeable part of its possible range (the answer is mostly noise)."""
+
+
+def pooled_count(sketch):
+    """(n_hat, variance, parts): the inverse-variance pooled estimate of the number of
+    records from everything in the release that estimates it without bias, and its variance.
+
+    parts: a list of (name, estimate, variance). A clean sketch, or a release under
+    'replace' (n public), gives its count, variance 0. Under 'add_remove' the parts are the
+    noisy count (discrete Laplace of scale t = 1 / epsilon_count: variance
+    2 e^(-1/t) / (1 - e^(-1/t))^2) and, for one-hot maps, the total of each block (every
+    record sets one cell of each block, so the block total is n plus the noise of its w
+    cells: variance w sigma_xi^2). The noises are independent, so the pooled estimate
+    sum_i e_i / v_i / sum_i 1 / v_i has variance 1 / sum_i 1 / v_i, the least of any
+    unbiased linear combination (Gauss-Markov). Floored at 1 (post-processing)."""
+    if not isinstance(sketch, Sketch):
+        raise TypeError(f"sketch must be a pysketch Sketch or PrivateSketch, got {type(sketch).__name__}")
+    privacy = getattr(sketch, "privacy", None)
+    count = float(sketch.count)
+    if privacy is None or not privacy.epsilon_count > 0:
+        return max(count, 1.0), 0.0, [("count", count, 0.0)]
+    q = math.exp(-float(privacy.epsilon_count))
+    v_count = 2.0 * q / (1.0 - q) ** 2
+    if v_count == 0:  # an epsilon_count so large that the noise is 0 in floating point
+        return max(count, 1.0), 0.0, [("count", count, 0.0)]
+    parts = [("count", count, v_count)]
+    fm = sketch.feature_map
+    sizes = getattr(fm, "block_sizes", None)
+    sigma2 = float(privacy.sum_noise_variance)
+    if sizes is not None and sketch.subsampling is None and sigma2 > 0:
+        totals = np.add.reduceat(np.asarray(sketch.sum, dtype=np.float64), np.asarray(fm.block_offsets))
+        parts += [(f"block {j}", float(t), float(size) * sigma2) for j, (t, size) in enumerate(zip(totals, sizes))]
+    n_hat, variance = pool([e for _, e, _ in parts], [v for _, _, v in parts])
+    return max(n_hat, 1.0), variance, parts
 
 
 class M2M:
@@ -78,8 +143,10 @@ class M2M:
     ------------------------
     synthetic_ : (n_s, d) the synthetic points; weights_ : (n_s,) their weights;
     mass_ : sum of the weights; lambda_ : lambda in the units of `loss`;
-    noise_variance_ : sigma_xi^2; count_ : the (noisy) count n + zeta, at least 1;
-    mean_sketch_ : the released mean sketch as reals; feature_map_.
+    noise_variance_ : sigma_xi^2; count_ : the estimate of n that divides the sketch: the
+    released count pooled with the block totals of a one-hot map (`pooled_count`), at least
+    1; count_std_ : its noise standard deviation (0 when n is known); released_count_ : the
+    count as released; mean_sketch_ : the released mean sketch as reals; feature_map_.
     """
 
     def __init__(self, domain, *, n_synthetic=DEFAULT_N_SYNTHETIC, regularization="eq5", regularization_scale=1.0,
@@ -159,9 +226,10 @@ class M2M:
     def _weigh(self, sketch):
         fm, design = self.feature_map_, self.design_
         privacy = getattr(sketch, "privacy", None)
-        count = max(int(sketch.count), 1)  # post-processing of the noisy count (notes P5)
         if privacy is None and sketch.count == 0:
             raise ValueError("the sketch is empty (count 0)")
+        # every estimate of n in the release pooled, at least 1 (post-processing; notes P5)
+        count, count_var, _ = pooled_count(sketch)
         sigma2 = 0.0 if privacy is None else float(privacy.sum_noise_variance)
         n_s = self.n_synthetic
         lam = self._lambda(sigma2, count, n_s)
@@ -179,6 +247,8 @@ class M2M:
         self.lambda_ = lam
         self.noise_variance_ = sigma2
         self.count_ = count
+        self.count_std_ = math.sqrt(count_var)
+        self.released_count_ = int(sketch.count)
         self.mean_sketch_ = z
         return self
 
@@ -234,9 +304,52 @@ class M2M:
         return self.mean_sketch_ @ self.coefficients(f)
 
     def count(self, fraction):
-        """A fraction of the records as a count: fraction times the released count."""
+        """A fraction of the records as a count: fraction times the estimate of n (`count_`)."""
         return np.asarray(fraction) * self.count_
 
+    def noise_std(self, f):
+        """The standard deviation of the release's noise in `estimate(f)`, (q,) or a float:
+        sqrt(sigma_xi^2 ||a_f||^2 + f_hat^2 s_n^2) / n_hat, a_f the ridge coefficients
+        (`coefficients`), sigma_xi^2 the noise variance of one coordinate of the released
+        sum and s_n that of the estimate of n (`count_std_`); first order in the noise, the
+        small correlation of the block totals with the answer left out. 0 for a clean sketch."""
+        F = self.values(f)
+        out = self._noise_std(F.reshape(F.shape[0], -1), np.atleast_1d(self.weights_ @ F))
+        return out if F.ndim == 2 else float(out[0])
+
+    def _noise_std(self, F, answers):
+        if self.noise_variance_ == 0 and self.count_std_ == 0:
+            return np.zeros(F.shape[1])
+        with blas_single_thread():
+            A = self._solve(self.design_.rmatvec(F))
+        A = A.reshape(A.shape[0], -1)
+        var = self.noise_variance_ * np.einsum("ij,ij->j", A, A) + (np.asarray(answers) * self.count_std_) ** 2
+        return np.sqrt(var) / self.count_
+
+    def _warn_noise(self, targets, answers, ranges, labels, what, stacklevel=3):
+        """NoisyAnswerWarning when the noise std of some answers exceeds NOISE_WARNING_RATIO
+        of their possible range. targets(idx) gives the values F (n_s, len(idx)) of the
+        answers idx; at most MAX_NOISE_CHECKS answers (evenly spaced) are checked."""
+        if self.noise_variance_ == 0 and self.count_std_ == 0:
+            return
+        q = len(answers)
+        idx = np.unique(np.linspace(0, q - 1, min(q, MAX_NOISE_CHECKS)).round().astype(np.int64))
+        std = self._noise_std(np.asarray(targets(idx), dtype=np.float64).reshape(self.n_synthetic, -1),
+                              np.asarray(answers)[idx])
+        ranges = np.asarray(ranges, dtype=np.float64)[idx]
+        ratio = std / np.where(ranges > 0, ranges, np.inf)
+        bad = np.flatnonzero(ratio > NOISE_WARNING_RATIO)
+        if bad.size == 0:
+            return
+        worst = bad[np.argmax(ratio[bad])]
+        checked = f"{bad.size} of the {idx.size} answers checked" if idx.size < q else f"{bad.size} of {q} answers"
+        n_text = f"n = {self.count_:.0f} +- {self.count_std_:.2g}" if self.count_std_ > 0 else f"n = {self.count_:.0f}"
+        warnings.warn(
+            f"the release is too noisy for this question: {checked} ({what}) have a noise standard deviation above "
+            f"{NOISE_WARNING_RATIO:g} of their possible range; the worst, {labels(int(idx[worst]))}: {std[worst]:.3g} "
+            f"against a range of {ranges[worst]:.3g} ({ratio[worst]:.2g} of it; {n_text}). The answers are mostly "
+            "noise: more records, a larger epsilon or a smaller sketch would help",
+            NoisyAnswerWarning, stacklevel=stacklevel)
 
     # ------------------------------------------------------------------ queries ([P] Sec. 3.4)
 
@@ -249,27 +362,58 @@ class M2M:
             raise ValueError(f"columns must be column indices in [0, {d}), got {columns!r}")
         return cols % d
 
-    def moments(self, orders=(1, 2), columns=None):
+    def moments(self, orders=(1, 2), columns=None, *, project=True):
         """(1/n) sum_i x_ij^k for every order k in `orders` and column j in `columns`
-        (default all): an array (len(orders), len(columns))."""
+        (default all): an array (len(orders), len(columns)). project: each clipped to the
+        range of x^k over the column's public interval (order 0: exactly 1)."""
+        return self._moments(orders, columns, project, "moments")
+
+    def _moments(self, orders, columns, project, what):
         self._check_fitted()
         ks = np.atleast_1d(np.asarray(orders))
         if ks.dtype.kind not in "iu" or (ks < 0).any():
             raise ValueError(f"orders must be non-negative integers, got {orders!r}")
         cols = self._columns(columns)
         Xc = self.synthetic_[:, cols]
-        return np.stack([self.weights_ @ Xc ** int(k) for k in ks])
+        raw = np.stack([self.weights_ @ Xc ** int(k) for k in ks])
+        lo, hi = _power_ranges(ks, self.domain.lower[cols], self.domain.upper[cols])
+        if what is not None:
+            J = cols.size
+            self._warn_noise(lambda idx: np.stack([Xc[:, i % J] ** int(ks[i // J]) for i in idx], axis=1),
+                             raw.reshape(-1), (hi - lo).reshape(-1),
+                             lambda i: f"order {int(ks[i // J])} of column {int(cols[i % J])} (range "
+                                       f"[{lo.flat[i]:.4g}, {hi.flat[i]:.4g}])", what, stacklevel=4)
+        return np.clip(raw, lo, hi) if project else raw
 
-    def mean(self):
-        """The column means, (d,)."""
-        return self.moments((1,))[0]
+    def mean(self, *, project=True):
+        """The column means, (d,); project: inside the public box."""
+        return self._moments((1,), None, project, "mean")[0]
 
-    def covariance(self):
+    def covariance(self, *, project=True):
         """The (1/n) covariance matrix (d, d) of the records, by [P] Sec. 3.4's two stages:
-        the means mu first, then the averages of (x_i - mu_i)(x_j - mu_j)."""
-        mu = self.mean()
+        the means mu first, then the averages of (x_i - mu_i)(x_j - mu_j). project: the mean
+        inside the box, then the matrix made positive semi-definite (negative eigenvalues set
+        to 0: the nearest such matrix in Frobenius norm, Higham 1988) and each variance at
+        most the Bhatia-Davis bound (mu_j - lo_j)(hi_j - mu_j) of data in [lo_j, hi_j]
+        (Bhatia and Davis 2000), by scaling row and column j (which keeps it semi-definite)."""
+        mu = self._moments((1,), None, project, None)[0]
         S = self.synthetic_ - mu
         C = (S * self.weights_[:, None]).T @ S
+        C = (C + C.T) / 2
+        lo, hi = self.domain.lower, self.domain.upper
+        bound = np.maximum((mu - lo) * (hi - mu), 0.0)
+        self._warn_noise(lambda idx: S[:, idx] ** 2, np.diag(C), (hi - lo) ** 2 / 4,
+                         lambda j: f"the variance of column {j} (range [0, {(hi[j] - lo[j]) ** 2 / 4:.4g}])",
+                         "covariance")
+        if not project:
+            return C
+        vals, vecs = np.linalg.eigh(C)
+        C = (vecs * np.maximum(vals, 0.0)) @ vecs.T
+        diag = np.diag(C).copy()
+        scale = np.ones_like(diag)
+        over = diag > bound
+        scale[over] = np.sqrt(bound[over] / diag[over])
+        C = C * scale[:, None] * scale[None, :]
         return (C + C.T) / 2
 
     def _sorted(self, column):
@@ -282,19 +426,39 @@ class M2M:
             cache[column] = (x[order], np.concatenate([[0.0], np.cumsum(self.weights_[order])]))
         return cache[column]
 
-    def cdf(self, column, thresholds):
-        """(1/n) #{i : x_i,column <= t} for every threshold t: an array like thresholds."""
+    def cdf(self, column, thresholds, *, project=True):
+        """(1/n) #{i : x_i,column <= t} for every threshold t: an array like thresholds.
+        project: 0 below the column's public interval and 1 from its upper end (every
+        record is in the box), the rest the isotonic regression of the raw answers over the
+        sorted thresholds clipped to [0, 1], the nearest non-decreasing answers in [0, 1]
+        (least squares)."""
         self._check_fitted()
         col = int(self._columns([column])[0])
         t = np.asarray(thresholds, dtype=np.float64)
         if np.isnan(t).any():
             raise ValueError("thresholds must not be NaN")
         xs, cum = self._sorted(col)
-        return cum[np.searchsorted(xs, t, side="right")]
+        raw = cum[np.searchsorted(xs, t, side="right")]
+        lo, hi = self.domain.lower[col], self.domain.upper[col]
+        flat_t, flat = t.reshape(-1), raw.reshape(-1)
+        inside = np.flatnonzero((flat_t >= lo) & (flat_t < hi))
+        if inside.size:
+            X = self.synthetic_[:, col]
+            self._warn_noise(lambda idx: X[:, None] <= flat_t[inside[idx]][None, :], flat[inside],
+                             np.ones(inside.size), lambda i: f"x{col} <= {flat_t[inside[i]]:g}", "cdf")
+        if not project:
+            return raw
+        out = np.where(flat_t < lo, 0.0, 1.0)
+        if inside.size:
+            order = inside[np.argsort(flat_t[inside], kind="stable")]
+            out[order] = np.clip(optimize.isotonic_regression(flat[order]).x, 0.0, 1.0)
+        return out.reshape(raw.shape)
 
-    def histogram(self, column, edges):
+    def histogram(self, column, edges, *, project=True):
         """The fractions of records in the bins [e_k, e_k+1) of `edges` (the last bin
-        closed) of one column: (len(edges) - 1,)."""
+        closed) of one column: (len(edges) - 1,). project: the nearest (least squares)
+        fractions that are non-negative, 0 in bins outside the column's public interval, and
+        sum to 1 when the bins cover the interval (to at most 1 otherwise)."""
         self._check_fitted()
         col = int(self._columns([column])[0])
         e = np.asarray(edges, dtype=np.float64).reshape(-1)
@@ -303,24 +467,85 @@ class M2M:
         xs, cum = self._sorted(col)
         left = cum[np.searchsorted(xs, e, side="left")]
         left[-1] = cum[np.searchsorted(xs, e[-1], side="right")]
-        return np.diff(left)
+        raw = np.diff(left)
+        lo, hi = self.domain.lower[col], self.domain.upper[col]
+        X = self.synthetic_[:, col]
 
-    def counting_queries(self, lower, upper, *, as_count=False):
+        def targets(idx):
+            k = np.asarray(idx)
+            upper = np.where(k == e.size - 2, X[:, None] <= e[k + 1], X[:, None] < e[k + 1])
+            return (X[:, None] >= e[k]) & upper
+
+        def label(k):
+            return f"x{col} in bin [{e[k]:g}, {e[k + 1]:g}{']' if k == e.size - 2 else ')'}"
+
+        self._warn_noise(targets, raw, np.ones(raw.size), label, "histogram")
+        if not project:
+            return raw
+        meets = (e[:-1] <= hi) & (e[1:] >= lo)
+        meets[:-1] &= e[1:-1] > lo  # a half-open bin [a, lo) holds nothing of the box
+        out = np.zeros_like(raw)
+        covers = e[0] <= lo and e[-1] >= hi
+        out[meets] = _project_simplex(raw[meets], 1.0, exact=covers)
+        return out
+
+    def counting_queries(self, lower, upper, *, as_count=False, project=True):
         """Answers of q counting queries at once: query t counts the records with
         lower[t, j] <= x_j <= upper[t, j] for every j (a conjunction of 1-D predicates;
         -inf / +inf where a coordinate is unconstrained). lower, upper: (q, d) or (d,).
-        Returns the fractions (q,), or counts (times the released count) with as_count."""
+        Returns the fractions (q,), or counts (times the estimate of n) with as_count.
+        project: each fraction clipped to [0, 1]; exactly 1 for a box that holds the
+        public domain and 0 for one that misses it."""
         self._check_fitted()
         lo, hi = _query_boxes(lower, upper, self.domain.d)
         X, w = self.synthetic_, self.weights_
-        out = np.empty(lo.shape[0])
-        for t in range(lo.shape[0]):
+
+        def inside(t):
             cols = np.flatnonzero(np.isfinite(lo[t]) | np.isfinite(hi[t]))
             keep = np.ones(X.shape[0], bool)
             for j in cols:
                 keep &= (X[:, j] >= lo[t, j]) & (X[:, j] <= hi[t, j])
-            out[t] = w[keep].sum()
+            return keep
+
+        out = np.empty(lo.shape[0])
+        for t in range(lo.shape[0]):
+            out[t] = w[inside(t)].sum()
+        self._warn_noise(lambda idx: np.stack([inside(int(t)) for t in idx], axis=1), out, np.ones(out.size),
+                         lambda t: f"query {t}", "counting queries")
+        if project:
+            dlo, dhi = self.domain.lower, self.domain.upper
+            holds = ((lo <= dlo) & (hi >= dhi)).all(axis=1)
+            misses = ((hi < dlo) | (lo > dhi) | (lo > hi)).any(axis=1)
+            out = np.where(holds, 1.0, np.where(misses, 0.0, np.clip(out, 0.0, 1.0)))
         return self.count(out) if as_count else out
+
+
+def _power_ranges(orders, lo, hi):
+    """(low, high), each (len(orders), len(lo)): the range of x^k over [lo_j, hi_j]."""
+    ks = np.asarray(orders, dtype=np.float64)[:, None]
+    a, b = lo[None, :] ** ks, hi[None, :] ** ks
+    low, high = np.minimum(a, b), np.maximum(a, b)
+    # an even power over an interval that holds 0 inside reaches 0
+    low = np.where((lo[None, :] < 0) & (hi[None, :] > 0) & (ks > 0), np.minimum(low, 0.0), low)
+    return low, high
+
+
+def _project_simplex(v, total, *, exact):
+    """The Euclidean projection of v onto {p >= 0, sum p = total} (exact) or {p >= 0,
+    sum p <= total}: p = max(v - tau, 0) with the threshold tau of Held, Wolfe and Crowder
+    (1974) as in Duchi et al. (2008, "Efficient projections onto the l1-ball", Fig. 1),
+    tau = 0 when the clipped v already sums to at most `total` and the sum is not fixed."""
+    v = np.asarray(v, dtype=np.float64)
+    if v.size == 0:
+        return v.copy()
+    clipped = np.maximum(v, 0.0)
+    if not exact and clipped.sum() <= total:
+        return clipped
+    u = np.sort(v)[::-1]
+    css = np.cumsum(u) - total
+    rho = np.flatnonzero(u - css / np.arange(1, u.size + 1) > 0)[-1]
+    tau = css[rho] / (rho + 1)
+    return np.maximum(v - tau, 0.0)
 
 
 def _query_boxes(lower, upper, d):

@@ -29,7 +29,7 @@ from ..sketch import Sketch
 from .accountant import charge
 from .mechanisms import (EPSILON_EXPONENT, Gaussian, Laplace, check_delta, check_epsilon, noise_source,
                          noisy_count)
-from .nsr import DEFAULT_C0, budget_split, n0
+from .nsr import DEFAULT_C0, budget_split, budget_split_one_hot, n0
 from .private_sketch import PrivacyRecord, PrivateSketch
 from .subsampling import epsilon_before_subsampling
 
@@ -122,6 +122,7 @@ def make_private(sketch, epsilon, delta=0.0, *, neighbouring="add_remove", mecha
         raise TypeError(f"sketch must be a pysketch.Sketch, got {type(sketch).__name__}")
     if features_per_record is None and sketch.subsampling is not None:
         features_per_record = sketch.subsampling["r"]
+    split = _one_hot_split(sketch.feature_map, epsilon, delta, neighbouring, mechanism, split, n_lower)
     plan = plan_release(sketch.feature_map.m, epsilon, delta, neighbouring=neighbouring, mechanism=mechanism,
                         split=split, n_lower=n_lower, features_per_record=features_per_record)
     if sensitivity is None:
@@ -145,6 +146,26 @@ def make_private(sketch, epsilon, delta=0.0, *, neighbouring="add_remove", mecha
     source = noise_source(insecure_seed)
     return release(sketch, plan, source, sensitivity=sensitivity, features_per_record=features_per_record,
                    **amplification)
+
+
+def _one_hot_split(fm, epsilon, delta, neighbouring, mechanism, split, n_lower):
+    """The default split of a one-hot map of M2M (several blocks: HIST, RACE, MARGINALS) under
+    add/remove: nsr.budget_split_one_hot, from the map's own sensitivity, for maps that set
+    `one_hot_split` (the grid map of k-means keeps `budget_split`). Anything else, or a given split: unchanged (the
+    arguments are checked by plan_release)."""
+    blocks = getattr(fm, "n_blocks", None)
+    if split is not None or neighbouring != "add_remove" or not getattr(fm, "one_hot_split", False) or blocks < 2:
+        return split
+    check_epsilon(epsilon)
+    delta = check_delta(delta, positive=False)
+    gaussian = mechanism == "gaussian" or (mechanism == "auto" and delta > 0)
+    if n_lower is not None and (isinstance(n_lower, (bool, np.bool_)) or not isinstance(n_lower, numbers.Real)
+                                or not 1 <= n_lower < math.inf):
+        raise ValueError(f"n_lower must be a finite number >= 1, got {n_lower!r}")
+    if gaussian and delta == 0:
+        return split  # plan_release names the error
+    return budget_split_one_hot(blocks, fm.m, epsilon, n_lower, delta=delta,
+                                mechanism="gaussian" if gaussian else "laplace")
 
 
 def plan_release(m, epsilon, delta=0.0, *, neighbouring="add_remove", mechanism="auto", split=None, n_lower=None,
