@@ -231,7 +231,9 @@ def test_ada_ridge_follows_the_rule_and_fixed_ridge_is_exact():
     theta, lam = solve_ridge(r, "ada")
     p = r.gram.shape[0]
     low = max(r.lambda_min - math.sqrt(2 * math.log(1 / ssp.RIDGE_RHO)) * r.noise_std["lambda_min"], 0)
-    assert lam == pytest.approx(max(0.0, 2 * math.sqrt(p) * r.noise_std["gram"] - low))
+    # issue 37: the ridge is RIDGE_EDGE_FRACTION (1/2) of the noise's spectral edge, less lambda_min's bound
+    assert ssp.RIDGE_EDGE_FRACTION == 0.5
+    assert lam == pytest.approx(max(0.0, 0.5 * 2 * math.sqrt(p) * r.noise_std["gram"] - low))
     big = 1e4
     theta2, lam2 = solve_ridge(r, big)
     assert lam2 == big
@@ -383,15 +385,18 @@ def test_check_estimator():
 
 def test_auto_frequencies_balance_the_ridge_against_the_gram_diagonal():
     from pysketch.privacy.mechanisms import analytic_gaussian_sigma
-    from pysketch.rfm.estimators import AUTO_MAX_FREQUENCIES, AUTO_MIN_FREQUENCIES, auto_frequencies
+    from pysketch.rfm.estimators import (AUTO_MAX_FREQUENCIES, AUTO_MIN_FREQUENCIES, AUTO_RIDGE_TO_DIAGONAL,
+                                         auto_frequencies)
+
+    assert AUTO_RIDGE_TO_DIAGONAL == 0.25  # issue 37 (was 1/8)
 
     for n, eps in [(43000, 0.1), (262000, 1.0), (20000, 1.0)]:
         N = auto_frequencies(n, eps, 1e-5)
         p = 2 * N + 1
         sigma_g = analytic_gaussian_sigma(eps, 1e-5, 1.0) * math.sqrt(0.5 / ssp.DEFAULT_SHARES[0])
-        # the rule's p is rounded down to an odd integer: ridge / diagonal just below 1/8
+        # the rule's p is rounded down to an odd integer: ridge / diagonal just below 1/4
         ratio = 2 * math.sqrt(p) * sigma_g / (n / p)
-        assert 0.8 / 8 <= ratio <= 1 / 8 + 1e-12
+        assert 0.8 / 4 <= ratio <= 1 / 4 + 1e-12
     assert auto_frequencies(10, 0.1, 1e-5) == AUTO_MIN_FREQUENCIES
     assert auto_frequencies(1e12, 10.0, 1e-5) == AUTO_MAX_FREQUENCIES
     X, y = _data(3000)
