@@ -218,6 +218,18 @@ def test_private_synopsis_sees_the_dependence_that_hist_cannot():
     assert mae < 0.02 < 0.04 < hist_mae, (mae, hist_mae)
 
 
+def test_a_release_too_noisy_for_two_attribute_queries_warns_with_its_figures():
+    from pysketch.m2m import NoisyAnswerWarning
+
+    X = _discrete_table(n=442)
+    box = (np.zeros(3), np.array([4.0, 4.0, 2.0]))
+    with pytest.warns(NoisyAnswerWarning, match=r"holds about .* records against a noise standard deviation"):
+        MarginalSynopsis(box, epsilon=0.1, random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoisyAnswerWarning)
+        MarginalSynopsis(box, epsilon=10.0, random_state=0, n_synthetic=1000).fit(_discrete_table(n=20000))
+
+
 def test_rules_and_bad_arguments():
     assert marginal_bins(3.3e5, 0.665, 10) == 31
     assert marginal_bins(10, 1.0, 10) == 2 and marginal_bins(1e12, 1.0, 1) == 64

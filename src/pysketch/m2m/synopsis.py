@@ -49,7 +49,7 @@ import numpy as np
 from .._checks import check_array, check_bounds, check_size
 from .._random import as_generator
 from . import raking
-from .core import pooled_count
+from .core import NoisyAnswerWarning, pooled_count
 
 __all__ = ["MarginalSynopsis", "marginal_bins"]
 
@@ -280,6 +280,15 @@ class MarginalSynopsis:
                 b = MAX_BINS
         else:
             b = int(self.n_bins)
+        if private and d > 1:
+            sd = math.sqrt(2.0) * n_pairs / stages[1][0]  # (Laplace; the Gaussian's is of the same order)
+            per_cell = max(n1, 0.0) / (b * b)
+            if per_cell < 2.0 * sd:
+                warnings.warn(f"the release is too noisy for queries over two attributes: a cell of the {n_pairs} "
+                              f"two-way tables ({b} x {b} bins) holds about {per_cell:.3g} records against a noise "
+                              f"standard deviation of {sd:.3g} (n = {n1:.0f}, epsilon {stages[1][0]:.3g} for the "
+                              "tables); give a larger epsilon, fewer pairs, or ask one-attribute questions",
+                              NoisyAnswerWarning, stacklevel=2)
         edges = [_equal_mass_edges(fine.edges(j), fine_fracs[j], b) for j in range(d)]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
