@@ -249,7 +249,7 @@ class MarginalSynopsis:
         else:
             n0 = float(self.n_lower) if self.n_lower is not None else (
                 estimates[0] if counted else float(X.shape[0]))
-            fine_bins = fine_bins_for(n0, stages[0][0], d)
+            fine_bins = fine_bins_for(n0, stages[0][0] / (2.0 if self.neighbouring == "replace" else 1.0), d)
 
         def release(sketch, stage):
             if not private:
@@ -273,15 +273,17 @@ class MarginalSynopsis:
         # stage 2: two-way tables on equal-mass bins
         pairs = None if self.pairs is None else [tuple(p) for p in self.pairs]
         n_pairs = len(pairs) if pairs is not None else d * (d - 1) // 2
+        # the tables' L1 sensitivity per pair: 1 under add/remove, 2 under replace
+        per_pair = 2.0 if self.neighbouring == "replace" else 1.0
         if self.n_bins == "auto":
             if private:
-                b = marginal_bins(n1, stages[1][0], n_pairs)
+                b = marginal_bins(n1, stages[1][0] / per_pair, n_pairs)
             else:
                 b = MAX_BINS
         else:
             b = int(self.n_bins)
         if private and d > 1:
-            sd = math.sqrt(2.0) * n_pairs / stages[1][0]  # (Laplace; the Gaussian's is of the same order)
+            sd = math.sqrt(2.0) * per_pair * n_pairs / stages[1][0]  # (Laplace; the Gaussian's is of that order)
             per_cell = max(n1, 0.0) / (b * b)
             if per_cell < 2.0 * sd:
                 warnings.warn(f"the release is too noisy for queries over two attributes: a cell of the {n_pairs} "
@@ -459,7 +461,11 @@ class MarginalSynopsis:
             raise ValueError("thresholds must not hold NaN")
         flat = t.reshape(-1)
         order = np.argsort(flat, kind="stable")
-        values = np.array([self._one_way(j, -math.inf, v) for v in flat[order]])
+        ts = flat[order]
+        values = np.array([self._one_way(j, -math.inf, v) for v in ts])
+        lo, hi = self.box_
+        values[ts >= hi[j]] = 1.0  # (exactly: the sums of shares round)
+        values[ts < lo[j]] = 0.0
         values = np.maximum.accumulate(np.clip(values, 0.0, 1.0)) if values.size else values
         out = np.empty(flat.size)
         out[order] = values
