@@ -334,7 +334,10 @@ def test_release_sketch_is_what_fit_would_release_from_the_records():
     clean = captured[-1]
     assert clean.feature_map.kind == "quadratic" and pure.feature_map is clean.feature_map
     mean = clean.feature_map.centre
-    assert np.linalg.norm(mean - X.mean(axis=0)) < 0.5  # a private mean, near the true one
+    # a private mean, near the true one: over 300 releases its error had mean 0.34, 99th percentile
+    # 0.59 and maximum 0.61 (0.5 failed one CI run in 20); 24 Laplace coordinates of that mean
+    # square exceed 1.0 with probability about 2e-7 (4 in 2e7 Monte Carlo draws)
+    assert np.linalg.norm(mean - X.mean(axis=0)) < 1.0
     np.testing.assert_allclose(clean.sum, clean.feature_map.sketch(X).sum, rtol=1e-9)
     assert clean.count == 500 and pure.privacy.epsilon == 1.0 and pure.privacy.epsilon_pilot == pytest.approx(0.2)
     assert clean.feature_map.data_norm == pytest.approx(1.0 + np.linalg.norm(mean))
