@@ -69,6 +69,24 @@ def _logit(p):
     return math.log(p) - math.log1p(-p)
 
 
+def _logit_bounds(epsilon):
+    """The search interval of logit(gamma): both shares must stay within the mechanisms'
+    range of epsilon, g eps >= 2**-E and (1 - g) eps >= 2**-E (ValueError when nothing is
+    left at the smallest eps)."""
+    share = math.ldexp(1.0, -EPSILON_EXPONENT) / epsilon * (1.0 + 1e-9)
+    if share >= 0.5:
+        raise ValueError(f"epsilon={epsilon!r} is too small to split between the sum and the count: each share "
+                         f"must be at least 2**-{EPSILON_EXPONENT}; use a larger epsilon")
+    return max(-20.0, _logit(share)), min(30.0, -_logit(share))
+
+
+def _minimise_share(objective, lo, hi):
+    """gamma minimising objective(logit gamma) over [lo, hi]."""
+    res = optimize.minimize_scalar(objective, bounds=(lo, hi), method="bounded",
+                                   options={"xatol": 1e-10, "maxiter": 500})
+    return 1.0 / (1.0 + math.exp(-res.x))
+
+
 def budget_split(m, epsilon, n, *, delta=0.0, mechanism="laplace", features_per_record=None, c0=DEFAULT_C0):
     """gamma in (0, 1): the share of epsilon given to the sum (the count gets the rest),
     minimizing the Cramer-Rao NSR (1 + sigma_zeta^2/(2n^2)) (NSR(sigma_xi) + 1) - 1 at a
@@ -80,13 +98,7 @@ def budget_split(m, epsilon, n, *, delta=0.0, mechanism="laplace", features_per_
     epsilon = check_epsilon(epsilon)
     r = m if features_per_record is None else features_per_record
     alpha = r / m
-    # both shares must stay within the mechanisms' range of epsilon: g eps >= 2**-E and
-    # (1 - g) eps >= 2**-E, which bounds the search (and leaves nothing at the smallest eps)
-    share = math.ldexp(1.0, -EPSILON_EXPONENT) / epsilon * (1.0 + 1e-9)
-    if share >= 0.5:
-        raise ValueError(f"epsilon={epsilon!r} is too small to split between the sum and the count: each share "
-                         f"must be at least 2**-{EPSILON_EXPONENT}; use a larger epsilon")
-    lo, hi = max(-20.0, _logit(share)), min(30.0, -_logit(share))
+    lo, hi = _logit_bounds(epsilon)
 
     def objective(logit):
         g = 1.0 / (1.0 + math.exp(-logit))
@@ -94,9 +106,7 @@ def budget_split(m, epsilon, n, *, delta=0.0, mechanism="laplace", features_per_
         sz2 = 2.0 / ((1.0 - g) * epsilon) ** 2
         return math.log(nsr_noisy_count(nsr_public_count(n, m, sx2, c0=c0, alpha=alpha), n, sz2))
 
-    res = optimize.minimize_scalar(objective, bounds=(lo, hi), method="bounded",
-                                   options={"xatol": 1e-10, "maxiter": 500})
-    return 1.0 / (1.0 + math.exp(-res.x))
+    return _minimise_share(objective, lo, hi)
 
 
 def budget_split_one_hot(n_blocks, m, epsilon, n=None, *, delta=0.0, mechanism="laplace"):
@@ -139,11 +149,7 @@ def budget_split_one_hot(n_blocks, m, epsilon, n=None, *, delta=0.0, mechanism="
         n = math.sqrt(m * cell_variance(epsilon) / signal)
     else:
         n = check_positive(n, "n")
-    share = math.ldexp(1.0, -EPSILON_EXPONENT) / epsilon * (1.0 + 1e-9)
-    if share >= 0.5:
-        raise ValueError(f"epsilon={epsilon!r} is too small to split between the sum and the count: each share "
-                         f"must be at least 2**-{EPSILON_EXPONENT}; use a larger epsilon")
-    lo, hi = max(-20.0, _logit(share)), min(30.0, -_logit(share))
+    lo, hi = _logit_bounds(epsilon)
 
     def objective(logit):
         g = 1.0 / (1.0 + math.exp(-logit))
@@ -151,9 +157,7 @@ def budget_split_one_hot(n_blocks, m, epsilon, n=None, *, delta=0.0, mechanism="
         nsr = m * cell_variance(g * epsilon) / (n * n * signal)
         return math.log(a + nsr + a * nsr)
 
-    res = optimize.minimize_scalar(objective, bounds=(lo, hi), method="bounded",
-                                   options={"xatol": 1e-10, "maxiter": 500})
-    return 1.0 / (1.0 + math.exp(-res.x))
+    return _minimise_share(objective, lo, hi)
 
 
 def sketch_size_range(n_clusters, d, n, epsilon, *, delta=0.0):
