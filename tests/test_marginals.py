@@ -234,7 +234,8 @@ def test_a_release_too_noisy_for_two_attribute_queries_warns_with_its_figures():
 
 
 def test_rules_and_bad_arguments():
-    assert marginal_bins(3.3e5, 0.665, 10) == 31
+    # n / b^2 = 6 x sqrt(2) P / epsilon: b = sqrt(3.3e5 / (6 x 21.27)) = 50.86
+    assert marginal_bins(3.3e5, 0.665, 10) == 50
     assert marginal_bins(10, 1.0, 10) == 2 and marginal_bins(1e12, 1.0, 1) == 64
     assert fine_bins_for(23000, 0.285, 5) == 231
     assert fine_bins_for(100, 0.1, 5) == 16 and fine_bins_for(1e9, 1.0, 5) == 4096
