@@ -38,36 +38,55 @@ PRIVATE_FORMAT_NAME = "pysketch.private_sketch"
 
 @dataclasses.dataclass(frozen=True)
 class PrivacyRecord(collections.abc.Mapping):
-    """What a private release guarantees and how it was noised (also readable as a
+    """What a private release or fit guarantees and how it was noised (also readable as a
     mapping, ``record["epsilon"]``; the optional entries are present only when set).
 
-    epsilon, delta, neighbouring: the guarantee. mechanism ('laplace' or 'gaussian'),
-    epsilon_sum / epsilon_count (the split), sensitivity_sum and its norm (1 or 2),
-    noise_scale_sum (b or sigma per real coordinate of the sum), noise_scale_count,
-    features_per_record (r, or None), secure_noise (False for seeded test noise).
+    epsilon, delta, neighbouring: the guarantee; secure_noise (False for seeded test noise).
+    A sketch's release adds: mechanism ('laplace' or 'gaussian'), epsilon_sum /
+    epsilon_count (the split), sensitivity_sum and its norm (1 or 2), noise_scale_sum (b or
+    sigma per real coordinate of the sum), noise_scale_count, features_per_record (r, or
+    None); a PrivateSketch's record always has them (`SKETCH_ENTRIES`).
     Optional: epsilon_pilot (what an estimator spent on other releases than this sketch's
     sum and count: a private kernel-scale pilot, a projection, a refinement; included in
     epsilon), data_fraction and the (epsilon, delta) before amplification by Poisson
-    subsampling."""
+    subsampling; guarantee ('worst-case' for any data in the public box, or what a method's
+    guarantee is conditional on); and parts: {name: {epsilon, delta, mechanism, sensitivity,
+    ...}}, what each part of a fit spent (pysketch.privacy.budget)."""
 
     epsilon: float
     delta: float
     neighbouring: str
-    mechanism: str
-    epsilon_sum: float
-    epsilon_count: float
-    sensitivity_sum: float
-    sensitivity_norm: int
-    noise_scale_sum: float
-    noise_scale_count: float
-    features_per_record: Optional[int]
     secure_noise: bool
+    mechanism: Optional[str] = None
+    epsilon_sum: Optional[float] = None
+    epsilon_count: Optional[float] = None
+    sensitivity_sum: Optional[float] = None
+    sensitivity_norm: Optional[int] = None
+    noise_scale_sum: Optional[float] = None
+    noise_scale_count: Optional[float] = None
+    features_per_record: Optional[int] = None
     epsilon_pilot: Optional[float] = None
     data_fraction: Optional[float] = None
     epsilon_before_amplification: Optional[float] = None
     delta_before_amplification: Optional[float] = None
+    guarantee: Optional[str] = None
+    parts: Optional[dict] = None
 
-    _OPTIONAL = ("epsilon_pilot", "data_fraction", "epsilon_before_amplification", "delta_before_amplification")
+    #: the entries of a sketch's release (features_per_record may be None in it)
+    SKETCH_ENTRIES = ("mechanism", "epsilon_sum", "epsilon_count", "sensitivity_sum", "sensitivity_norm",
+                      "noise_scale_sum", "noise_scale_count")
+    _OPTIONAL = ("epsilon_pilot", "data_fraction", "epsilon_before_amplification", "delta_before_amplification",
+                 "guarantee", "parts")
+    #: the order of the entries as a mapping (that of the records of sketch files)
+    _ORDER = ("epsilon", "delta", "neighbouring", "mechanism", "epsilon_sum", "epsilon_count", "sensitivity_sum",
+              "sensitivity_norm", "noise_scale_sum", "noise_scale_count", "features_per_record", "secure_noise",
+              "epsilon_pilot", "data_fraction", "epsilon_before_amplification", "delta_before_amplification",
+              "guarantee", "parts")
+
+    @property
+    def is_sketch_release(self):
+        """True when the record holds a sketch release's entries (SKETCH_ENTRIES)."""
+        return all(getattr(self, k) is not None for k in self.SKETCH_ENTRIES)
 
     @property
     def sum_noise_variance(self):
@@ -77,8 +96,9 @@ class PrivacyRecord(collections.abc.Mapping):
         return 2.0 * s * s if self.mechanism == "laplace" else s * s
 
     def _keys(self):
-        return [f.name for f in dataclasses.fields(self)
-                if not (f.name in self._OPTIONAL and getattr(self, f.name) is None)]
+        sketch = self.is_sketch_release
+        return [k for k in self._ORDER
+                if getattr(self, k) is not None or (sketch and k == "features_per_record")]
 
     def __getitem__(self, key):
         if key not in self._keys():
@@ -107,9 +127,19 @@ class PrivacyRecord(collections.abc.Mapping):
         if unknown:
             raise ValueError(f"privacy has unknown entries {sorted(unknown)}")
         try:
-            return cls(**d)
+            record = cls(**d)
         except TypeError as exc:
             raise ValueError(f"privacy record incomplete ({exc})") from exc
+        if any(getattr(record, k) is not None for k in cls.SKETCH_ENTRIES) and not record.is_sketch_release:
+            missing = [k for k in cls.SKETCH_ENTRIES if getattr(record, k) is None]
+            raise ValueError(f"privacy record incomplete (a sketch release without {missing})")
+        if record.parts is not None:
+            if not isinstance(record.parts, collections.abc.Mapping) or not all(
+                    isinstance(v, collections.abc.Mapping) and "epsilon" in v and "delta" in v
+                    for v in record.parts.values()):
+                raise ValueError("privacy record: parts must map each part's name to its entries (epsilon, delta, ...)")
+            record = dataclasses.replace(record, parts={str(k): dict(v) for k, v in record.parts.items()})
+        return record
 
 
 
@@ -135,6 +165,9 @@ class PrivateSketch(Sketch):
         Sketch.__init__(self, feature_map, sum, 0, subsampling=subsampling)
         self.count = int(count)  # may be <= 0 after noise
         self.privacy = PrivacyRecord.from_dict(privacy)
+        if not self.privacy.is_sketch_release:
+            missing = [k for k in PrivacyRecord.SKETCH_ENTRIES if getattr(self.privacy, k) is None]
+            raise ValueError(f"privacy record incomplete: a private sketch's record needs {missing}")
 
     @property
     def epsilon(self):

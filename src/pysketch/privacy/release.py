@@ -33,8 +33,8 @@ from .nsr import DEFAULT_C0, budget_split, budget_split_one_hot, n0
 from .private_sketch import PrivacyRecord, PrivateSketch
 from .subsampling import epsilon_before_subsampling
 
-__all__ = ["PrivacyRecord", "ReleasePlan", "make_private", "plan_release", "release", "sketch_sensitivity",
-           "DEFAULT_NSR_MAX"]
+__all__ = ["PrivacyRecord", "ReleasePlan", "make_private", "plan_release", "plan_sketch_release", "release",
+           "sketch_sensitivity", "DEFAULT_NSR_MAX"]
 
 #: NSR_max used to pick the public size at which the budget split is optimized when no
 #: lower bound on n is given (notes sec. 5: n0 = m max(1/NSR_max, 1/(eps sqrt NSR_max))).
@@ -122,9 +122,8 @@ def make_private(sketch, epsilon, delta=0.0, *, neighbouring="add_remove", mecha
         raise TypeError(f"sketch must be a pysketch.Sketch, got {type(sketch).__name__}")
     if features_per_record is None and sketch.subsampling is not None:
         features_per_record = sketch.subsampling["r"]
-    split = _one_hot_split(sketch.feature_map, epsilon, delta, neighbouring, mechanism, split, n_lower)
-    plan = plan_release(sketch.feature_map.m, epsilon, delta, neighbouring=neighbouring, mechanism=mechanism,
-                        split=split, n_lower=n_lower, features_per_record=features_per_record)
+    plan = plan_sketch_release(sketch, epsilon, delta, neighbouring=neighbouring, mechanism=mechanism, split=split,
+                               n_lower=n_lower, features_per_record=features_per_record)
     if sensitivity is None:
         sensitivity = sketch_sensitivity(sketch, plan.sensitivity_norm, neighbouring, data_norm=data_norm)
     spend = (plan.epsilon, plan.delta)  # the guarantee for the whole dataset: what is charged
@@ -146,6 +145,15 @@ def make_private(sketch, epsilon, delta=0.0, *, neighbouring="add_remove", mecha
     source = noise_source(insecure_seed)
     return release(sketch, plan, source, sensitivity=sensitivity, features_per_record=features_per_record,
                    **amplification)
+
+
+def plan_sketch_release(sketch, epsilon, delta=0.0, *, neighbouring="add_remove", mechanism="auto", split=None,
+                        n_lower=None, nsr_max=DEFAULT_NSR_MAX, features_per_record=None):
+    """The ReleasePlan of `sketch` (make_private's): plan_release at its map's size, with the
+    default split of a one-hot map of several blocks from that map's own sensitivity."""
+    split = _one_hot_split(sketch.feature_map, epsilon, delta, neighbouring, mechanism, split, n_lower)
+    return plan_release(sketch.feature_map.m, epsilon, delta, neighbouring=neighbouring, mechanism=mechanism,
+                        split=split, n_lower=n_lower, nsr_max=nsr_max, features_per_record=features_per_record)
 
 
 def _one_hot_split(fm, epsilon, delta, neighbouring, mechanism, split, n_lower):
