@@ -172,9 +172,9 @@ def test_private_synopsis_respects_what_is_possible_and_charges_once():
     acc = BudgetAccountant(epsilon=1.0)
     syn = MarginalSynopsis(box, epsilon=0.5, integer=[0, 1, 2], accountant=acc, random_state=1).fit(X)
     assert acc.history == [(0.5, 0.0, "MarginalSynopsis")]
-    p = syn.privacy_
-    spent = p["count_epsilon"] + p["pilot"].epsilon + p["tables"].epsilon
-    assert spent == pytest.approx(0.5, rel=1e-12) and p["pilot"].sensitivity_sum == 3
+    p = syn.privacy_["parts"]
+    spent = p["count"]["epsilon"] + p["pilot"]["epsilon"] + p["tables"]["epsilon"]
+    assert spent == pytest.approx(0.5, rel=1e-12) and p["pilot"]["sensitivity"] == 3
     rng = np.random.default_rng(8)
     L = np.tile(box[0], (200, 1))
     H = np.tile(box[1], (200, 1))

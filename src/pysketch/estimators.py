@@ -245,9 +245,8 @@ class _CompressiveMixture(BaseEstimator):
     def _fit_private(self, X, rng, timer):
         """fit with (epsilon, delta)-DP: see the class docstring ("Differential privacy")."""
         from .privacy import PrivacyLeakWarning, nsr
-        from .privacy.accountant import charge
-        from .privacy.mechanisms import noise_source
-        from .privacy.release import plan_release, release
+        from .privacy.budget import Budget
+        from .privacy.release import plan_release
 
         n, d = X.shape
         k = self._n_atoms()
@@ -280,8 +279,8 @@ class _CompressiveMixture(BaseEstimator):
             return self._fit_private_high(X, lo, hi, what, rng, timer)
         if not isinstance(self.kernel_scale, str):
             _check_sigma(float(self.kernel_scale), self.dtype)
-        charge(self.accountant, eps, delta, type(self).__name__ + ".fit")
-        source = noise_source()
+        budget = Budget(eps, delta, neighbouring=self.neighbouring, what=type(self).__name__ + ".fit")
+        budget.charge(self.accountant)
         pilot_eps = 0.0
         timer.start("pilot" if isinstance(self.kernel_scale, str) else None)
         if self.kernel_scale == "auto" and self._task == "kmeans":
@@ -289,8 +288,10 @@ class _CompressiveMixture(BaseEstimator):
             # the scale from it (_scale_from_spread)
             from .privacy.moments import private_mean_and_spread
 
-            pilot_eps = PRIVATE_PILOT_SHARE * eps
-            _, spread = private_mean_and_spread(X, pilot_eps, lo, hi, insecure_seed=source)
+            pilot = budget.part("pilot", PRIVATE_PILOT_SHARE * eps)
+            pilot_eps = pilot.epsilon
+            _, spread = private_mean_and_spread(X, pilot_eps, lo, hi,
+                                                insecure_seed=pilot.source("laplace", what="mean and spread"))
             spread = max(spread, 1e-3 * float(np.mean(hi - lo)))
             sigma = self._scale_from_spread(spread, k, d)
         else:
@@ -309,7 +310,8 @@ class _CompressiveMixture(BaseEstimator):
         if pilot_eps:
             plan = plan_release(self._sketch_size(d), eps - pilot_eps, delta, neighbouring=self.neighbouring,
                                 nsr_max=nsr.nsr_max(self._sketch_size(d), k, d))
-        count = plan.release_count(n, source)
+        count_part = budget.part("count", plan.epsilon_count) if plan.epsilon_count > 0 else None
+        count = count_part.count(n) if count_part is not None else n
         n_low = max(count - math.log(20.0) / plan.epsilon_count, 1.0) if plan.epsilon_count > 0 else float(n)
         m = self.sketch_size if self.sketch_size is not None else nsr.choose_sketch_size(
             k, d, n_low, plan.epsilon_sum, delta=delta, factor=self._sketch_factor)
@@ -319,7 +321,9 @@ class _CompressiveMixture(BaseEstimator):
         with timer("sketch"):
             acc = SketchAccumulator(fm, batch_size=self.batch_size)
             acc.update(X)
-            private = release(acc.sketch(), plan, source, count=count, epsilon=eps, epsilon_pilot=pilot_eps)
+            private = budget.part("sketch", plan.epsilon_sum, plan.delta).release(
+                acc.sketch(), count=count_part or count, mechanism=plan.mechanism, epsilon=eps, epsilon_pilot=pilot_eps)
+        self.privacy_ = budget.record(private)
         self.kernel_scale_ = sigma
         with timer("decode"):
             self._decode(private, (lo, hi), rng, what)
@@ -337,22 +341,24 @@ class _CompressiveMixture(BaseEstimator):
         released with Laplace noise for the rest, then decoded (pysketch.decoders.grid).
         Pure epsilon-DP: a delta given is not spent."""
         from .features import GridMap
-        from .privacy.accountant import charge
-        from .privacy.mechanisms import noise_source
-        from .privacy.release import plan_release, release
+        from .privacy.budget import Budget
+        from .privacy.release import plan_release
 
         d = X.shape[1]
         plan = plan_release(1, self.epsilon, 0.0, neighbouring=self.neighbouring, mechanism="laplace",
                             split=1.0 - GRID_COUNT_SHARE if self.neighbouring == "add_remove" else None)
-        charge(self.accountant, plan.epsilon, 0.0, type(self).__name__ + ".fit")
-        source = noise_source()
-        count = plan.release_count(X.shape[0], source)
+        budget = Budget(plan.epsilon, neighbouring=self.neighbouring, what=type(self).__name__ + ".fit", pure=True)
+        budget.charge(self.accountant)
+        count_part = budget.part("count", plan.epsilon_count) if plan.epsilon_count > 0 else None
+        count = count_part.count(X.shape[0]) if count_part is not None else X.shape[0]
         bins = grid_bins(count, plan.epsilon_sum, d)
         fm = GridMap(lo, hi, bins)
         with timer("sketch"):
             acc = SketchAccumulator(fm, batch_size=self.batch_size)
             acc.update(X)
-            private = release(acc.sketch(), plan, source, count=count)
+            private = budget.part("grid", plan.epsilon_sum).release(acc.sketch(), count=count_part or count,
+                                                                    mechanism="laplace", epsilon=plan.epsilon)
+        self.privacy_ = budget.record(private)
         self.kernel_scale_ = None
         with timer("decode"):
             self._decode(private, (lo, hi), rng, what, decoder="grid")
@@ -367,72 +373,68 @@ class _CompressiveMixture(BaseEstimator):
         second moments, the grid of the records' projection on the top GRID_MAX_D principal
         directions, its k-means lifted back, one private Lloyd step) or the mixture route (a multi-scale Fourier sketch decoded by
         the noise-aware over-complete decoder). See the class docstring."""
-        from .privacy.accountant import charge
-        from .privacy.mechanisms import check_delta, check_epsilon, noise_source, noisy_count
+        from .privacy.budget import Budget
 
         n, d = X.shape
-        eps = check_epsilon(self.epsilon)
-        delta = check_delta(self.delta, positive=False)
-        charge(self.accountant, eps, delta, type(self).__name__ + ".fit")
-        source = noise_source()
+        budget = Budget(self.epsilon, self.delta, neighbouring=self.neighbouring, what=type(self).__name__ + ".fit")
+        budget.charge(self.accountant)
+        eps, delta = budget.epsilon, budget.delta
         add_remove = self.neighbouring == "add_remove"
         eps_count = HIGH_COUNT_SHARE * eps if add_remove else 0.0
-        count = noisy_count(n, eps_count, source) if add_remove else n
+        count_part = budget.part("count", eps_count) if add_remove else None
+        count = count_part.count(n) if add_remove else n
         n_low = max(count - math.log(20.0) / eps_count, 1.0) if add_remove else float(n)
         rest = eps - eps_count
         if projection_noise(lo, hi, n_low, rest) <= PROJECTION_RHO and box_anisotropy(lo, hi) <= PROJECTION_ANISOTROPY:
-            self._fit_projected(X, lo, hi, what, rng, timer, source, count, n_low, eps_count, rest, delta)
+            self._fit_projected(X, lo, hi, what, rng, timer, budget, count_part or count, n_low, rest, delta)
         else:
-            self._fit_mixture(X, lo, hi, what, rng, timer, source, count, n_low, eps_count, rest, delta)
+            self._fit_mixture(X, lo, hi, what, rng, timer, budget, count_part or count, n_low, rest, delta)
+        self.privacy_ = budget.record(self.sketch_)
         self.timings_ = timer.seconds
         self._after_fit(X)
         return self
 
-    def _release_plan(self, eps_sum, eps_count, delta, mechanism):
-        """The plan of a sum released with eps_sum after a count released with eps_count."""
-        from .privacy.release import plan_release
-
-        total = eps_sum + eps_count
-        split = eps_sum / total if self.neighbouring == "add_remove" else None
-        return plan_release(1, total, delta, neighbouring=self.neighbouring, mechanism=mechanism, split=split)
-
-    def _fit_projected(self, X, lo, hi, what, rng, timer, source, count, n_low, eps_count, rest, delta):
+    def _fit_projected(self, X, lo, hi, what, rng, timer, budget, count, n_low, rest, delta):
+        """count: the count's Part (add/remove) or the public n (replace)."""
         from .features import GridMap
         from .privacy.moments import private_cluster_means, private_second_moments
-        from .privacy.release import release
 
         d = X.shape[1]
+        n_count = count.value if not isinstance(count, int) else count
         p = min(GRID_MAX_D, d)
         e_pca, e_grid, e_step = (share * rest for share in projected_shares(lo, hi, n_low, rest, self.n_clusters,
                                                                             delta))
         d_moments = 0.5 * delta  # the Gaussian releases, when delta > 0; the grid is Laplace
+        moments_law = "gaussian" if d_moments > 0 else "laplace"
         with timer("pilot"):
+            source = budget.part("moments", e_pca, d_moments).source(moments_law, what="second moments")
             S, _ = private_second_moments(X, lo, hi, e_pca, d_moments, neighbouring=self.neighbouring,
                                           insecure_seed=source)
             _, vectors = np.linalg.eigh(S)
             U = np.ascontiguousarray(vectors[:, ::-1][:, :p])
             c0, h = 0.5 * lo + 0.5 * hi, 0.5 * hi - 0.5 * lo
             g = np.abs(U).T @ h  # the projected box: |U^T (x - c0)| <= |U|^T h, public
-        fm = GridMap(-g, g, grid_bins(count, e_grid, p), projection=U, centre=c0)
+        fm = GridMap(-g, g, grid_bins(n_count, e_grid, p), projection=U, centre=c0)
         with timer("sketch"):
             acc = SketchAccumulator(fm, batch_size=self.batch_size)
             acc.update(X)
-            plan = self._release_plan(e_grid, eps_count, 0.0, "laplace")
-            private = release(acc.sketch(), plan, source, count=count, epsilon=float(self.epsilon),
-                              delta=float(self.delta), epsilon_pilot=e_pca + e_step)
+            private = budget.part("grid", e_grid).release(acc.sketch(), count=count, mechanism="laplace",
+                                                          epsilon=float(self.epsilon), delta=float(self.delta),
+                                                          epsilon_pilot=e_pca + e_step)
         self.kernel_scale_ = None
         with timer("decode"):
             self._decode(private, (lo, hi), rng, what, decoder="grid")
         with timer("pilot"):  # the refinement: one more private pass
+            source = budget.part("refinement", e_step, d_moments).source(moments_law, what="cluster means")
             C, counts = private_cluster_means(X, self.cluster_centers_, lo, hi, e_step, d_moments,
                                               neighbouring=self.neighbouring, insecure_seed=source)
         self.cluster_centers_ = C
         mass = np.maximum(counts, 0.0)
         self.weights_ = mass / mass.sum() if mass.sum() > 0 else np.full(C.shape[0], 1.0 / C.shape[0])
 
-    def _fit_mixture(self, X, lo, hi, what, rng, timer, source, count, n_low, eps_count, rest, delta):
+    def _fit_mixture(self, X, lo, hi, what, rng, timer, budget, count, n_low, rest, delta):
+        """count: the count's Part (add/remove) or the public n (replace)."""
         from .frequencies import LogUniformLaw
-        from .privacy.release import release
 
         n, d = X.shape
         k = self._n_atoms()
@@ -445,8 +447,7 @@ class _CompressiveMixture(BaseEstimator):
         with timer("sketch"):
             acc = SketchAccumulator(fm, batch_size=self.batch_size)
             acc.update(X)
-            private = release(acc.sketch(), self._release_plan(rest, eps_count, delta, mechanism), source,
-                              count=count)
+            private = budget.part("sketch", rest, delta).release(acc.sketch(), count=count, mechanism=mechanism)
         self.kernel_scale_ = sigma
         with timer("decode"):
             self._decode(private, (lo, hi), rng, what, decoder="coreset")

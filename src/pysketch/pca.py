@@ -428,9 +428,9 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
 
     def _sketch_private(self, X, stream, rng, timings):
         from .privacy import PrivacyLeakWarning
-        from .privacy.mechanisms import noise_source
+        from .privacy.budget import Budget
         from .privacy.moments import private_ball_mean
-        from .privacy.release import plan_release, release
+        from .privacy.release import plan_release
 
         eps, delta = float(self.epsilon), float(self.delta)
         if stream:
@@ -459,17 +459,23 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
                                  "constant")
             R = R if R > 0 else 1.0
             _check_private_norm(R, "X (the largest norm of its records)")
-        _charge_fit(self.accountant, plan, eps, delta, share, type(self).__name__ + ".fit")
-        source = noise_source()
+        # the whole epsilon; delta as the sketch's plan spends it, plus the mean's share when
+        # that is Gaussian
+        budget = Budget(eps, plan.delta + (delta * share if plan.mechanism == "gaussian" else 0.0),
+                        neighbouring=self.neighbouring, what=type(self).__name__ + ".fit")
+        budget.charge(self.accountant)  # once, before any noise
+        count_part = budget.part("count", plan.epsilon_count) if plan.epsilon_count > 0 else None
         t = time.perf_counter()
         extra = {}
         if private_mean:
             n = X.shape[0]
-            count = plan.release_count(n, source)
+            count = count_part.count(n) if count_part is not None else n
             Xb = _into_ball(X, R, "||x||_2", "the private mean")
             # post-processing of the released count: a noisy count below 0 (a few records, a small
             # epsilon) is clamped to 0, so that the mean divides by max(count, 1)
-            mean, _ = private_ball_mean(Xb, R, max(count, 0), share * eps, share * delta if delta > 0 else 0.0,
+            mean_part = budget.part("mean", share * eps, share * delta if delta > 0 else 0.0)
+            source = mean_part.source("gaussian" if mean_part.delta > 0 else "laplace", what="mean in the ball")
+            mean, _ = private_ball_mean(Xb, R, max(count, 0), mean_part.epsilon, mean_part.delta,
                                         neighbouring=self.neighbouring, insecure_seed=source)
             extra["epsilon_pilot"] = share * eps
             # ||x - mean|| <= R + ||mean|| for every record of the ball: none is rescaled again
@@ -484,8 +490,10 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         _update(acc, batches)
         sketch = _sketch_of(acc)
         if count is None:
-            count = plan.release_count(sketch.count, source)
-        private = release(sketch, plan, source, count=count, epsilon=eps, delta=delta, **extra)
+            count = count_part.count(sketch.count) if count_part is not None else sketch.count
+        private = budget.part("sketch", plan.epsilon_sum, plan.delta).release(
+            sketch, count=count_part or count, mechanism=plan.mechanism, epsilon=eps, delta=delta, **extra)
+        self.privacy_ = budget.record(private)
         timings["sketch"] = time.perf_counter() - t
         return private
 

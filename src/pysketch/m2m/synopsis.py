@@ -149,8 +149,8 @@ class MarginalSynopsis:
     fine_map_, marginal_map_ : the two stages' feature maps; fine_ : d arrays of fractions
     (the one-way histograms); tables_ : the two-way tables as fractions, in the order of
     marginal_map_.pairs; synthetic_, weights_ : the synthetic records and their weights
-    (non-negative, summing to 1); privacy_ : {'pilot': PrivacyRecord, 'tables':
-    PrivacyRecord, 'epsilon': ..., 'delta': ...} (None without noise); n_bins_ : the bins of
+    (non-negative, summing to 1); privacy_ : the PrivacyRecord of the release (None without
+    noise), its parts 'count' (when released), 'pilot' and 'tables'; n_bins_ : the bins of
     the two-way tables.
     """
 
@@ -217,8 +217,7 @@ class MarginalSynopsis:
     def fit(self, X):
         """Release the synopsis of the rows of X (n, d) (two passes over X). Returns self."""
         from ..features import MarginalMap
-        from ..privacy.accountant import charge
-        from ..privacy.release import make_private
+        from ..privacy.budget import Budget
 
         X = check_array(X, "X", np.float64)
         if X.ndim != 2 or X.shape[0] < 1:
@@ -237,14 +236,13 @@ class MarginalSynopsis:
         estimates, variances = [], []
         if private:
             eps, delta = float(self.epsilon), float(self.delta)
-            charge(self.accountant, eps, delta, "MarginalSynopsis")  # once, before any noise
+            budget = Budget(eps, delta, neighbouring=self.neighbouring, what="MarginalSynopsis")
+            budget.charge(self.accountant)  # once, before any noise
             rest = eps * (1 - COUNT_SHARE) if counted else eps
             stages = ((rest * share, delta * share), (rest * (1 - share), delta * (1 - share)))
         if counted:
-            from ..privacy.mechanisms import noisy_count
-
             e0 = eps * COUNT_SHARE
-            estimates.append(float(noisy_count(X.shape[0], e0)))
+            estimates.append(float(budget.part("count", e0).count(X.shape[0])))
             q = math.exp(-e0)  # the discrete Laplace of scale 1 / e0: variance 2 q / (1 - q)^2
             variances.append(2.0 * q / (1.0 - q) ** 2)
         if self.fine_bins != "auto":
@@ -260,7 +258,7 @@ class MarginalSynopsis:
             if not private:
                 return sketch
             e, dl = stages[stage]
-            return make_private(sketch, e, dl, neighbouring=self.neighbouring)
+            return budget.part(("pilot", "tables")[stage], e, dl).release(sketch)
 
         # stage 1: fine one-way histograms
         fine_edges = [_fine_edges(lo[j], hi[j], fine_bins, integer[j]) for j in range(d)]
@@ -318,10 +316,7 @@ class MarginalSynopsis:
         self.n_bins_ = b
         self.count_ = max(n, 0.0)
         self.count_std_ = math.sqrt(n_var)
-        self.privacy_ = None if not private else {"epsilon": float(self.epsilon), "delta": float(self.delta),
-                                                  "neighbouring": self.neighbouring,
-                                                  "count_epsilon": eps * COUNT_SHARE if counted else 0.0,
-                                                  "pilot": r1.privacy, "tables": r2.privacy}
+        self.privacy_ = budget.record() if private else None
         self._coarse = [self._coarse_of(j) for j in range(d)]
         self._synthesise(as_generator(self.random_state))
         return self

@@ -409,14 +409,21 @@ class PrivateRFRegressor(_RFRegressorBase):
         self.n_features_in_ = d
         private = self.epsilon is not None
         eps, delta = (self.epsilon, self.delta) if private else (None, None)
-        parts = []
+        if private:
+            from ..privacy.budget import Budget
+
+            check_delta(self.delta, positive=True)  # the Gaussian releases: refused before the charge
+            budget = Budget(eps, delta, neighbouring=self.neighbouring, what="PrivateRFRegressor.fit",
+                            insecure_seed=self.insecure_seed)
+            budget.charge(self.accountant)  # once, before any noise
         if self.scaling == "private":
             if private:
                 # one pass: the sums of r(x, y) (labels clipped to tb by construction), released once
                 total = records.reduce(scaling_sums, add_sums, args=(lo, hi, tb[0], tb[1]))
-                sc = release_scaling(total, (lo, hi), tb, share * eps, share * delta, neighbouring=self.neighbouring,
-                                     accountant=self.accountant, insecure_seed=self.insecure_seed)
-                parts.append(sc.privacy)
+                part = budget.part("scaling", share * eps, share * delta)
+                sc = release_scaling(total, (lo, hi), tb, part.epsilon, part.delta, neighbouring=self.neighbouring,
+                                     insecure_seed=part.source("gaussian"))
+                part.describe(sensitivity=sc.privacy["sensitivity"], scale=sc.privacy["sigma"])
                 eps, delta = (1 - share) * eps, (1 - share) * delta
             else:
                 count, mean, var = records.reduce(_moments, _merge_moments)
@@ -448,15 +455,14 @@ class PrivateRFRegressor(_RFRegressorBase):
             self.selected_ = "ridge"
             self.privacy_ = {"epsilon": float("inf"), "delta": 0.0, "guarantee": "none (epsilon=None: no noise)"}
         else:
-            released = release_statistics(stats, eps, delta, neighbouring=self.neighbouring, shares=self.shares,
-                                          accountant=self.accountant, insecure_seed=self.insecure_seed)
+            part = budget.part("statistics", eps, delta)
+            released = release_statistics(stats, part.epsilon, part.delta, neighbouring=self.neighbouring,
+                                          shares=self.shares, insecure_seed=part.source("gaussian"))
+            part.describe(sensitivity=released.privacy["sensitivity"], shares=released.privacy["shares"],
+                          scale=dict(released.noise_std))
             del stats
             self._fit_released(released)
-            if parts:
-                self.privacy_ = {"epsilon": float(self.epsilon), "delta": float(self.delta),
-                                 "neighbouring": self.neighbouring, "guarantee": "worst-case",
-                                 "composition": "sequential (scaling, then statistics)",
-                                 "parts": {"scaling": parts[0], "statistics": released.privacy}}
+            self.privacy_ = budget.record(guarantee="worst-case")
         self.intercept_ = 0.5 * (label_range[0] + label_range[1])
         return self
 
