@@ -84,8 +84,9 @@ class FrequencyOperator(Stateful):
 
     The contract of an operator (what feature maps, sketches and decoders use):
 
-    - `_apply` / `_adjoint` on validated, C-contiguous arrays of the operator's dtype
-      (`apply` / `adjoint` are the checked public forms);
+    - `apply` / `adjoint`: the checked products; `apply_into` / `adjoint_into`: the same
+      products on validated, C-contiguous arrays of the operator's dtype, unchecked (the
+      decoders' inner loops), through the subclass's `_apply` / `_adjoint`;
     - `accumulate` / `accumulate_subsampled`: the fused sketching entry points, phases
       straight into a feature map's nonlinearity and float64 sums, in C++;
     - `block_size`: the size of the blocks transformed together (None: no blocks);
@@ -133,6 +134,19 @@ class FrequencyOperator(Stateful):
         if V2.shape[0]:
             self._adjoint(V2, res)
         return res[0] if single else res
+
+    def apply_into(self, X, out):
+        """Omega^T x for every row x of X written into `out` (n x m), without the checks of
+        `apply`: X and out must be C-contiguous 2-D arrays of the operator's dtype, X with d
+        finite columns (a decoder's iterates). Returns out."""
+        self._apply(X, out)
+        return out
+
+    def adjoint_into(self, V, out):
+        """Omega v for every row v of V written into `out` (n x d), unchecked like
+        `apply_into` (V and out C-contiguous, of the operator's dtype). Returns out."""
+        self._adjoint(V, out)
+        return out
 
     def to_dense(self):
         """Omega as a (d, m) array of the operator's dtype (for tests and small problems)."""

@@ -35,9 +35,9 @@ import numbers
 
 import numpy as np
 
-from . import _core
 from ._archive import SketchFileError, read, write
 from ._state import FEATURE_MAPS, SKETCH_FORMATS, Stateful
+from .blocks import all_finite
 
 __all__ = ["Sketch", "SketchFileError", "FORMAT_NAME", "FORMAT_VERSION", "SUBSAMPLED_FORMAT_VERSION"]
 
@@ -222,7 +222,7 @@ def _check_sums(feature_map, sums):
         if a.shape != tuple(shape):
             raise ValueError(f"{_array_key(name)} must have shape {tuple(shape)}, got {a.shape}")
         # (the C++ check over the float64 parts: 2 us at m = 10240 where np.isfinite took 9)
-        if a.size and not _core.all_finite(np.ascontiguousarray(a).view(np.float64).reshape(1, -1)):
+        if a.size and not all_finite(np.ascontiguousarray(a).view(np.float64).reshape(1, -1)):
             raise ValueError(f"{_array_key(name)} must be finite")
         out[name] = a
     return out

@@ -58,13 +58,13 @@ import numbers
 
 import numpy as np
 
-from .. import _core
 from .._checks import check_bounds, check_int, check_positive, check_size
 from .._random import as_generator
 from .._state import FEATURE_MAPS, SKETCH_FORMATS
 from .._threads import blas_single_thread
 from .base import DECODERS, Decoder
 from .problem import DecodingProblem, MixtureSolution
+from . import kernels as _kernels
 
 __all__ = ["ClAmpDecoder", "ClAmpSolution", "cl_amp"]
 
@@ -309,7 +309,7 @@ class _EMTerms:
     def __init__(self, zr, zi, g, Zhat, Qz):
         self.g2 = (g * g)[:, None]
         amp = np.exp(-0.5 * self.g2 * Qz)
-        c, s = _core.sincos(np.ascontiguousarray((g[:, None] * Zhat).ravel()))
+        c, s = _kernels.sincos(np.ascontiguousarray((g[:, None] * Zhat).ravel()))
         self.rho_r = amp * c.reshape(Zhat.shape)
         self.rho_i = amp * s.reshape(Zhat.shape)
         self.re_s_rho = zr[:, None] * self.rho_r + zi[:, None] * self.rho_i
@@ -423,7 +423,7 @@ class _Context:
         P = np.ascontiguousarray(P)
         zhat = np.empty_like(P)
         qz = np.empty_like(P)
-        _core.clamp_output(self.zr, self.zi, self.g, P, np.ascontiguousarray(qp), np.ascontiguousarray(alpha),
+        _kernels.clamp_output(self.zr, self.zi, self.g, P, np.ascontiguousarray(qp), np.ascontiguousarray(alpha),
                            np.ascontiguousarray(tau), float(self.noise_var), self.method == "laplace", zhat, qz)
         return zhat, qz
 
@@ -434,7 +434,7 @@ class _Context:
         if key != self._amp_key:  # fixed during a SHyGAMP run
             self._amp = alpha[None, :] * np.exp(-0.5 * (self.g * self.g)[:, None] * tau[None, :])
             self._amp_key = key
-        c, s = _core.sincos(np.ascontiguousarray((self.g[:, None] * Z).ravel()))
+        c, s = _kernels.sincos(np.ascontiguousarray((self.g[:, None] * Z).ravel()))
         rr = (self._amp * c.reshape(Z.shape)).sum(1) - self.zr
         ri = (self._amp * s.reshape(Z.shape)).sum(1) - self.zi
         return math.sqrt(float(rr @ rr + ri @ ri)) / max(self.znorm, 1e-300)

@@ -176,7 +176,7 @@ class SubspaceProblem:
         for start, op in self.ranges(k):
             mc = op.m
             P = ws.get("P", (k, mc), dt)
-            op._apply(Ut, P)
+            op.apply_into(Ut, P)
             e = np.einsum("ij,ij->j", P, P, dtype=np.float64)
             w = self._weights(start, start + mc)
             if s != 0.0:
@@ -187,7 +187,7 @@ class SubspaceProblem:
             ee += float(e @ e)
             ew += float(e @ w)
             P *= e.astype(dt, copy=False)
-            op._adjoint(P, g)
+            op.adjoint_into(P, g)
             G += g
         return ee, ew
 
@@ -265,7 +265,7 @@ class SubspaceProblem:
         for start, op in self.ranges(2 * k):
             mc = op.m
             P = ws.get("P", (2 * k, mc), dt)
-            op._apply(W, P)
+            op.apply_into(W, P)
             # sum_i P_ij Q_ij in the operator's dtype: rounding of the order of the products' own
             q = np.einsum("ij,ij->j", P[:k], P[k:]).astype(np.float64)
             q *= 2.0
@@ -277,7 +277,7 @@ class SubspaceProblem:
             qw += float(q @ w)
             Pu = P[:k]
             Pu *= q.astype(dt, copy=False)
-            op._adjoint(Pu, g)
+            op.adjoint_into(Pu, g)
             G += g
         c = 4.0 / self._zs / self._zu * unit
         G *= c
@@ -296,7 +296,7 @@ class SubspaceProblem:
         for start, op in self.ranges(2 * k):
             mc = op.m
             P = ws.get("P", (2 * k, mc), dt)
-            op._apply(W, P)
+            op.apply_into(W, P)
             w = self._weights(start, start + mc)
             e0 = np.einsum("ij,ij->j", P[:k], P[:k], dtype=np.float64)
             if t != 0.0:
@@ -331,10 +331,10 @@ class SubspaceProblem:
         for start, op in self.ranges(p):
             mc = op.m
             P = ws.get("P", (p, mc), dt)
-            op._apply(Vt, P)
+            op.apply_into(Vt, P)
             zc = self.z[start : start + mc] / self._zu
             P *= zc.astype(dt, copy=False)
-            op._adjoint(P, g)
+            op.adjoint_into(P, g)
             out += g
         if self._zw is None:
             self._zw = float(np.einsum("i,i->", self.z, self.w))  # (no contiguous copy of a broadcast w)
@@ -369,7 +369,7 @@ class SubspaceProblem:
         for start, op in self.ranges(k):
             mc = op.m
             P = ws.get("P", (k, mc), dt)
-            op._apply(Vt, P)
+            op.apply_into(Vt, P)
             cols = ws.get("cols", (k + 1, mc), np.float64)
             np.square(P, out=cols[:k])
             cols[k] = self._weights(start, start + mc)
