@@ -143,7 +143,7 @@ def mixture_kmeans(means, variances, weights, n_clusters, *, n_draws=50_000, n_i
     from ..metrics import kmeans_plus_plus
 
     from .._checks import check_int, check_size, real_array, real_rows
-    from ..kernel_scale import check_data_magnitude
+    from .._checks import check_data_magnitude
 
     # real numbers only: a complex array cast to float64 would lose its imaginary part silently
     means = np.asarray(real_rows(means, "means"), dtype=np.float64)

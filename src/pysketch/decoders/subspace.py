@@ -498,7 +498,7 @@ class BurerMonteiro(Decoder):
         # any data scale, so the starts, the first step and the absolute gradient
         # tolerance of `lbfgs` mean the same thing at every scale (ValueError about the
         # data's scale beyond [2^-504, 2^504], pysketch.kernel_scale.data_unit)
-        from ..kernel_scale import data_unit
+        from .._checks import data_unit
 
         unit = data_unit(math.sqrt(trace / d), "the records' spread about the centre (from the sketch)")
         trace_u = trace / unit / unit

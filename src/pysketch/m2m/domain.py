@@ -45,7 +45,7 @@ class Domain:
         if not (hi > lo).all():
             bad = int(np.flatnonzero(~(hi > lo))[0])
             raise ValueError(f"upper must be > lower in every coordinate; column {bad} has [{lo[bad]}, {hi[bad]}]")
-        from ..kernel_scale import check_box_width
+        from .._checks import check_box_width
 
         check_box_width(lo, hi, "the bounds")  # the unit box divides by the widths: none subnormal or infinite
         self.lower, self.upper = lo, hi

@@ -87,7 +87,7 @@ class RandomFeatures:
             self.frequency_std = check_positive(frequency_std, "frequency_std")
         else:
             self.frequency_std = 1.0 / check_positive(length_scale, "length_scale")
-        from ..kernel_scale import check_data_magnitude
+        from .._checks import check_data_magnitude
 
         # a length at the data's scale: its frequencies' variance 1 / length^2 must be a float
         with np.errstate(divide="ignore", over="ignore"):

@@ -69,8 +69,8 @@ _BLOCK = 1 << 16
 def _matrix(F):
     """F as a C-contiguous finite float64 (m, p) array with m, p >= 1, of a magnitude whose
     squares are floats (the Gram matrix F F^T, the row norms ||F_i||^2): ValueError about
-    F's scale otherwise (kernel_scale.check_data_magnitude)."""
-    from ..kernel_scale import check_data_magnitude
+    F's scale otherwise (_checks.check_data_magnitude)."""
+    from .._checks import check_data_magnitude
 
     F = check_array(F, "F", np.float64)
     check_data_magnitude(np.abs(F).max(), "F")
