@@ -13,7 +13,7 @@ library's default normalization (:class:`~pysketch.frequencies.GaussianLaw`, or
 :class:`~pysketch.frequencies.AdaptedRadiusLaw` /
 :class:`~pysketch.frequencies.FoldedGaussianLaw` with ``normalization="dimension"``):
 :math:`\mathbf{E}\|\omega\|^2 = d / \sigma^2`, as in the thesis (sec. 4.1.1 and
-(4.16) corrected; notes seed003 sec. 1.3 and pitfall 5). The only exception is
+(4.16) corrected: as printed it divides by E[R^2], not its square root). The only exception is
 :math:`\bar\sigma^2` of :func:`estimate_sigma2_sketch`, a *data-domain variance per
 coordinate* (Keriven et al.'s :math:`\Sigma = \bar\sigma^2 I`), not a law parameter.
 
@@ -21,18 +21,18 @@ Three estimators:
 
 * :func:`estimate_sigma2_sketch`: the sketch-based estimate of Keriven et al.
   ("Sketching for large-scale learning of mixture models", Inf. & Inference 2017,
-  arXiv:1606.02838, sec. 3.3.3; the algorithm of pycle's ``estimate_Sigma``, notes seed003
-  sec. 1.6 item 11): the modulus of the characteristic function of a mixture of
-  isotropic Gaussians of variance :math:`\bar\sigma^2` per coordinate decays at most
-  like :math:`\exp(-\|\omega\|^2\bar\sigma^2/2)`; a small sketch of a pilot, its
+  arXiv:1606.02838, sec. 3.3.3; the algorithm of pycle's ``estimate_Sigma``): the
+  modulus of the characteristic function of a mixture of isotropic Gaussians of
+  variance :math:`\bar\sigma^2` per coordinate decays at most like
+  :math:`\exp(-\|\omega\|^2\bar\sigma^2/2)`; a small sketch of a pilot, its
   frequencies sorted by radius and cut into boxes, the largest modulus of each box, and a
   least-squares fit of that envelope give :math:`\bar\sigma^2`. It is a *cluster-scale*
   (intra-cluster) variance: the right scale for GMM, a poor one for k-means as such
   (thesis sec. 4.1.3, Fig. 4.2), which :func:`kernel_scale` maps to a k-means scale.
 * :func:`separation_scale`: the separation rule of the thesis (sec. 4.3 and 4.4,
   ":math:`\sigma_\kappa \approx \varepsilon`"), with :math:`\varepsilon` the minimum
-  distance between the centers of a k-means solution of the pilot (thesis footnote 14;
-  notes seed003 sec. 1.6 item 4), computed by a small Lloyd's algorithm of this module
+  distance between the centers of a k-means solution of the pilot (thesis footnote 14,
+  sec. 4.3-4.4), computed by a small Lloyd's algorithm of this module
   (greedy k-means++ seeding, then merge-and-split moves, without which Lloyd's local
   optima at k >= 20 often split a cluster and return a fraction of epsilon).
 * :func:`kernel_scale` / :func:`estimate_kernel_scale`: the scale for a task ("kmeans"
@@ -47,7 +47,7 @@ release to the privacy budget (or draw it from records that are then excluded fr
 private sketch and accounted separately), or give a scale from public knowledge instead.
 
 Scale equivariance: all three estimates satisfy :math:`\sigma(\beta X) = \beta\,\sigma(X)`
-for :math:`\beta > 0` with the same seed (thesis sec. 4.2.2; notes 1.6 item 7): the
+for :math:`\beta > 0` with the same seed (thesis sec. 4.2.2): the
 pilot is centred and expressed in a power-of-two unit of its own spread before anything
 else, and every further step (initial value, frequencies, fit, k-means) is relative.
 
@@ -159,7 +159,7 @@ KMEANS_SEPARATION_FACTOR = 0.8
 #: 1 / sqrt(E[R^2]) ~ 0.659 (E[R^2] ~ 2.30392, thesis (4.15)).
 GMM_SKETCH_FACTOR = 1.0 / math.sqrt(ADAPTED_RADIUS_SECOND_MOMENT)
 
-# Keriven et al. / pycle's ranges (notes seed003 1.6 item 11): initial sigma_bar^2 uniform
+# Keriven et al. (arXiv:1606.02838, sec. 3.3.3) / pycle's ranges: initial sigma_bar^2 uniform
 # in [0.3, 1.6] on standardized data -- here relative to the per-coordinate variance of
 # the centred pilot; each fit bounded to [5e-4, 2e3] times the current value; the
 # amplitude of the envelope in [1e-5, 1].
@@ -428,7 +428,7 @@ def estimate_sigma2_sketch(
 
     Keriven, Bourrier, Gribonval, Pérez, "Sketching for large-scale learning of mixture
     models" (Inf. & Inference 2017; arXiv:1606.02838, sec. 3.3.3), the algorithm of pycle's
-    ``estimate_Sigma`` (notes seed003 sec. 1.6 item 11). For a mixture of isotropic
+    ``estimate_Sigma``. For a mixture of isotropic
     Gaussians of variance :math:`\bar\sigma^2` per coordinate, the characteristic function
     has modulus :math:`|\psi(\omega)| \le \exp(-\|\omega\|^2\bar\sigma^2/2)`, with equality
     at the frequencies where the centers are in phase. So:

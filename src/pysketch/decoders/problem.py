@@ -26,7 +26,7 @@ __all__ = ["ALPHA_BOUNDS", "ATOMS", "DecodingProblem", "DiracAtoms", "DiagonalGa
            "MixtureSolution", "atom_correlation", "atom_matrix", "bulk_proposal", "check_count_and_noise", "mixed_draw",
            "mixture_objective", "nnls", "refine_mixture", "screen"]
 
-ALPHA_BOUNDS = (1e-9, 2.0)  # notes seed003 sec. 2.2 (weights of normalized sketches)
+ALPHA_BOUNDS = (1e-9, 2.0)  # the weights of a normalized sketch's mixture (pycle's CL-OMPR bounds)
 
 
 def check_count_and_noise(count, noise_variance):
@@ -258,7 +258,7 @@ class DiracAtoms:
 class DiagonalGaussianAtoms:
     """Diagonal Gaussians N(mu, diag(s2)) (GMM): a_j = exp(i omega_j^T mu - 1/2 sum_l
     omega_lj^2 s2_l) (thesis sec. 6.2.1). theta = (mu, s2), 2d parameters; bounds: mu in
-    the box, s2 in [(1e-4)^2, 0.5^2] times the squared box widths (notes seed003 sec. 2.4)."""
+    the box, s2 in [(1e-4)^2, 0.5^2] times the squared box widths (pycle's CL-OMPR bounds)."""
 
     def __init__(self, problem, lower, upper, sigma2_init=None):
         self.problem = problem
@@ -277,7 +277,7 @@ class DiagonalGaussianAtoms:
         mu = mixed_draw(rng, self.lower, self.upper, getattr(self, "proposal", None), size)
         if self.sigma2_init is not None:
             s2 = np.clip(np.broadcast_to(self.sigma2_init, mu.shape), self.s2_lower, self.s2_upper)
-        else:  # (10^U(-0.8, -0.1) width)^2 (notes seed003 sec. 2.4)
+        else:  # (10^U(-0.8, -0.1) width)^2 (pycle's CL-OMPR initialisation)
             s2 = (10.0 ** rng.uniform(-0.8, -0.1, mu.shape) * (self.upper - self.lower)) ** 2
         return np.concatenate([mu, s2], axis=1)
 
@@ -362,7 +362,7 @@ def atom_correlation(family, theta, r_real, r_imag):
     Gi = np.empty((1, m))
     corr, sq = np.empty(1), np.empty(1)
     _kernels.atom_terms(P, amp, None, r_real, r_imag, Gr, Gi, corr, sq)
-    # ||a|| clamped below at 1e-15 sqrt(n_params) (notes seed003 pitfall 11): atoms of huge
+    # ||a|| clamped below at 1e-15 sqrt(n_params): atoms of huge
     # variance vanish numerically
     norm = max(math.sqrt(sq[0]), 1e-15 * math.sqrt(family.n_params))
     g, n = corr[0], norm
@@ -402,7 +402,7 @@ def atom_matrix(family, theta):
 
 def nnls(A, z):
     """argmin_{x >= 0} ||z - A x|| for complex A (m x k) and z: real and imaginary parts
-    stacked (notes seed003 sec. 2.2)."""
+    stacked (a real NNLS of twice the rows)."""
     M = np.concatenate([A.real, A.imag])
     b = np.concatenate([z.real, z.imag])
     x, _ = scipy.optimize.nnls(M, b, maxiter=50 * M.shape[1])

@@ -1,15 +1,15 @@
 """Principal subspaces from a quadratic sketch: the Burer-Monteiro decoder.
 
 A quadratic sketch's mean is z = M(C) = [omega_j^T C omega_j]_j, rank-one measurements of
-the records' second-moment matrix C about the map's centre (notes seed000 sec. 1.3; thesis
-(9.11)). The decoder fits a rank-k factor U (d x k) and an isotropic floor s >= 0,
+the records' second-moment matrix C about the map's centre (Chatalic et al. 2022, Def. 6;
+thesis (9.11)). The decoder fits a rank-k factor U (d x k) and an isotropic floor s >= 0,
 
     min_{U, s}  || M(U U^T + s I) - z ||_2^2 / ||z||_2^2,      M(s I)_j = s ||omega_j||^2,
 
 (the thesis' (9.12), which has no floor), keeps the start of smallest residual, and
 returns the top-k eigenvectors of U U^T through a QR of U (U = Q R, U U^T = Q (R R^T) Q^T:
 a k x k eigenproblem). With P = Omega^T U (m x k) and the residual e = rowsum(P^2) + s w - z,
-the gradient is 4 Omega diag(e) P in U and 2 e^T w in s (notes seed003 sec. 2.6): both
+the gradient is 4 Omega diag(e) P in U and 2 e^T w in s (derived from the objective): both
 through the operator's products for all k columns at once, a range of frequencies at a
 time, so memory is O(kd + m) and no d x d matrix is ever formed.
 
@@ -677,7 +677,7 @@ def lbfgs(fun, x0, *, max_iter=1000, memory=10, ftol=1e-12, gtol=1e-14, rtol=0.0
     The pairs are kept in `history` (float32 halves their memory; the products with them
     are summed in float64). The points given to fun are reused buffers: fun must not keep
     them. Returns (x, f, iterations). Its own cost is O(memory * len(x)) per iteration:
-    scipy's L-BFGS-B measured 10-30 ms per iteration at 10^4 variables here (issue 16 note)."""
+    scipy's L-BFGS-B measured 10-30 ms per iteration at 10^4 variables here."""
     x = np.array(x0, dtype=np.float64)
 
     def into(xv, out):

@@ -1,6 +1,6 @@
 """The public data domain of the M2M method: a box, some of whose coordinates may be discrete.
 
-M2M (notes seed001 sec. 2.2) fits its linear models of the features over synthetic points
+M2M (Houssiau et al. 2022, Sec. 3.1) fits its linear models of the features over synthetic points
 drawn uniformly from a domain the analyst fixes a priori (the principle of maximum entropy):
 a box [lower, upper] of physical bounds, with discrete coordinates (a label in {0, 1}, a
 count) drawn uniformly from their allowed values. The domain is public, like the feature
