@@ -1,17 +1,35 @@
-"""The package's layering, read from its source: no import circle among the modules of
-src/pysketch (imports inside functions included: a lazy import is still a dependency), no
-module importing an underscore name of another module, and no feature-map kind switch
-outside the classes that own the kinds."""
+"""The package's layering, read from its source (issue 38, "layers you can trust"):
+
+- no import circle among the modules of src/pysketch: import statements, imports inside
+  functions (a lazy import is still a dependency) and `importlib.import_module` calls with
+  a literal name (relative names resolved against their package argument) all count;
+  a call whose name is not a literal is allowed only in the modules of DYNAMIC_IMPORTS;
+- no underscore name of another layer imported, nor read as an attribute of a module or
+  class of another layer; no operator's private method (`_apply`, `_adjoint`, ...) called
+  outside operators.py;
+- the compiled core `pysketch._core` imported only by the backend module of each layer
+  (CORE_BACKENDS);
+- the range checks of the data's scale imported from `pysketch._checks` only;
+- no comment or string of src/ citing a note kept outside the repository (a comment cites
+  the public paper: authors, year, section or equation, or states the fact itself);
+- no feature-map kind switch outside the classes that own the kinds.
+
+Every checker is a function of a module's name and source, so that the tests at the end
+of each part feed it a small fake source with the fault and see it reported."""
 
 import ast
+import importlib.util
+import io
 import os
 import re
+import tokenize
 
 import pytest
 
 import pysketch
 
 PKG_DIR = os.path.dirname(pysketch.__file__)
+REPO_DIR = os.path.dirname(os.path.dirname(PKG_DIR))
 
 
 def _modules():
@@ -32,8 +50,20 @@ MODULES = _modules()
 COMPILED = {"pysketch._core"}
 
 
+def _source(name):
+    with open(MODULES[name], encoding="utf-8") as f:
+        return f.read()
+
+
 def _is_package(name):
     return MODULES[name].endswith("__init__.py")
+
+
+def _package(name, is_package=None):
+    """The package a module's relative imports are resolved in."""
+    if is_package is None:
+        is_package = name in MODULES and _is_package(name)
+    return name if is_package else name.rpartition(".")[0]
 
 
 def _from_target(package, node):
@@ -45,11 +75,54 @@ def _from_target(package, node):
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def _imports(name):
-    """(target module, imported names) for every import statement in module `name`,
-    relative imports resolved; targets outside the package are skipped."""
-    tree = ast.parse(open(MODULES[name]).read(), MODULES[name])
-    package = name if _is_package(name) else name.rpartition(".")[0]
+# ------------------------------------------------------------------ import_module calls
+
+
+def _is_import_module(call):
+    """Whether a Call node calls importlib.import_module (as `importlib.import_module`,
+    or `import_module` imported from importlib)."""
+    f = call.func
+    return (isinstance(f, ast.Attribute) and f.attr == "import_module") or (
+        isinstance(f, ast.Name) and f.id == "import_module")
+
+
+def _literal(node, name, package):
+    """The string a node stands for when it is known statically: a str literal, or the
+    module's own `__name__` / `__package__`; None otherwise."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name) and node.id == "__name__":
+        return name
+    if isinstance(node, ast.Name) and node.id == "__package__":
+        return package
+    return None
+
+
+def _import_module_calls(name, tree, is_package=None):
+    """(resolved target or None, line) for every import_module call in a module: a literal
+    name, absolute or relative with a literal (or __name__ / __package__) package
+    argument, is resolved; a computed one gives None."""
+    package = _package(name, is_package)
+    out = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and _is_import_module(node) and node.args):
+            continue
+        target = _literal(node.args[0], name, package)
+        if target is not None and target.startswith("."):
+            anchor = node.args[1] if len(node.args) > 1 else next(
+                (k.value for k in node.keywords if k.arg == "package"), None)
+            anchor = _literal(anchor, name, package) if anchor is not None else None
+            target = importlib.util.resolve_name(target, anchor) if anchor else None
+        out.append((target, node.lineno))
+    return out
+
+
+def _imports_of(name, tree, is_package=None, known=None):
+    """(target module, imported names) for every import of module `name` (source `tree`):
+    import statements, relative ones resolved, and import_module calls with a literal
+    name; targets outside the package are skipped."""
+    package = _package(name, is_package)
+    known = (MODULES.keys() | COMPILED) if known is None else known
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -61,14 +134,20 @@ def _imports(name):
             if not target.startswith("pysketch"):
                 continue
             names = [a.name for a in node.names]
-            known = MODULES.keys() | COMPILED
             submodules = [f"{target}.{n}" for n in names if f"{target}.{n}" in known]
             if submodules:  # from package import module
                 out.extend((s, []) for s in submodules)
                 names = [n for n in names if f"{target}.{n}" not in known]
             if names:
                 out.append((target, names))
+    for target, _ in _import_module_calls(name, tree, is_package):
+        if target is not None and target.startswith("pysketch"):
+            out.append((target, []))
     return out
+
+
+def _imports(name):
+    return _imports_of(name, ast.parse(_source(name), MODULES[name]))
 
 
 def _ancestors(name):
@@ -76,35 +155,35 @@ def _ancestors(name):
     return {".".join(parts[:i]) for i in range(1, len(parts))}
 
 
-def _edges(name):
+def _edges_of(name, imports, known):
     """The modules `name` depends on: each imported module and the packages above it
     (importing pysketch.a.b runs pysketch.a's __init__) except its own ancestors (they
     are being imported already when `name` runs); `from pysketch import x` of a name
     defined in pysketch/__init__.py is an edge to pysketch."""
     deps = set()
     skip = _ancestors(name) | {name}
-    for target, names in _imports(name):
+    for target, names in imports:
         parts = target.split(".")
         for i in range(2, len(parts) + 1):
             mod = ".".join(parts[:i])
-            if (mod in MODULES or mod in COMPILED) and mod not in skip:
+            if mod in known and mod not in skip:
                 deps.add(mod)
         if names and target in _ancestors(name) and target != name:
             deps.add(target)  # a name defined in an ancestor package's __init__
     return deps
 
 
-def _cycles():
-    graph = {name: _edges(name) for name in MODULES}
-    graph.update({name: set() for name in COMPILED})
-    # a package's __init__ importing its own submodules is how packages work; a cycle
-    # through them is still a cycle if a submodule imports the package's __init__ back
+def _edges(name):
+    return _edges_of(name, _imports(name), MODULES.keys() | COMPILED)
+
+
+def _find_cycles(graph):
     state, stack, found = {}, [], []
 
     def visit(v):
         state[v] = 1
         stack.append(v)
-        for w in sorted(graph[v]):
+        for w in sorted(graph.get(v, ())):
             if state.get(w) == 1:
                 found.append(stack[stack.index(w):] + [w])
             elif w not in state:
@@ -118,6 +197,25 @@ def _cycles():
     return found
 
 
+def _cycles():
+    # a package's __init__ importing its own submodules is how packages work; a cycle
+    # through them is still a cycle if a submodule imports the package's __init__ back
+    graph = {name: _edges(name) for name in MODULES}
+    graph.update({name: set() for name in COMPILED})
+    return _find_cycles(graph)
+
+
+def _fake_cycles(sources):
+    """The import circles of a fake package given as {module name: source} (names ending
+    in '.__init__' are packages), read by the same functions as the real one."""
+    names = {n[: -len(".__init__")] if n.endswith(".__init__") else n: n.endswith(".__init__") for n in sources}
+    graph = {}
+    for src_name, src in sources.items():
+        name = src_name[: -len(".__init__")] if src_name.endswith(".__init__") else src_name
+        graph[name] = _edges_of(name, _imports_of(name, ast.parse(src), names[name], set(names)), set(names))
+    return _find_cycles(graph)
+
+
 def test_the_graph_reader_sees_imports():
     # the reader itself: known edges of the package are found (a reader that returned
     # nothing would make the tests below vacuous)
@@ -127,6 +225,12 @@ def test_the_graph_reader_sees_imports():
     assert "pysketch.features" in _edges("pysketch.privacy.sensitivity")
     assert "pysketch.privacy" in _edges("pysketch.estimators")  # via pysketch.privacy.release (lazy import)
     assert len(MODULES) > 30
+
+
+def test_the_graph_reader_sees_import_module_calls():
+    # the package root registers the private sketch format's provider with a relative
+    # import_module call (pysketch/__init__.py): an edge like any import
+    assert "pysketch.privacy" in _edges("pysketch")
 
 
 def test_no_import_circle():
@@ -142,10 +246,66 @@ def test_a_circle_would_be_found(monkeypatch):
     assert any("pysketch.sketch" in c and "pysketch.features" in c for c in _cycles())
 
 
+@pytest.mark.parametrize("call", [
+    'importlib.import_module("pysketch.b")',
+    'import_module("pysketch.b")',
+    'importlib.import_module(".b", "pysketch")',
+    'importlib.import_module(".b", package="pysketch")',
+    'importlib.import_module(".b", __package__)',
+])
+def test_a_circle_through_import_module_would_be_found(call):
+    # the issue's fault: b -> a by a statement, a -> b by importlib inside a function
+    sources = {
+        "pysketch.__init__": "",
+        "pysketch.a": f"import importlib\nfrom importlib import import_module\ndef f():\n    {call}\n",
+        "pysketch.b": "from .a import f\n",
+    }
+    assert ["pysketch.a", "pysketch.b", "pysketch.a"] in _fake_cycles(sources)
+
+
+def test_a_computed_import_module_name_is_not_an_edge():
+    sources = {"pysketch.__init__": "", "pysketch.a": "import importlib\nimportlib.import_module(NAME)\n",
+               "pysketch.b": "from .a import f\n"}
+    assert _fake_cycles(sources) == []
+    assert _import_module_calls("pysketch.a", ast.parse(sources["pysketch.a"]), False) == [(None, 2)]
+
+
+#: modules that may call import_module with a name computed at run time (no static edge):
+#: what they import and why that is no dependency upward
+DYNAMIC_IMPORTS = {
+    "pysketch": "the lazy public names of the package root (_LAZY): the root is above every layer",
+    "pysketch.model_files": "the built-in model classes by their saved name (_BUILTIN): estimator modules, above it",
+    "pysketch.datasets._real": "the third-party packages the real data sets ship in",
+}
+
+
+def _computed_import_module_calls(name, tree, is_package=None):
+    return [line for target, line in _import_module_calls(name, tree, is_package) if target is None]
+
+
+def test_every_import_module_call_of_the_package_is_read():
+    # a computed name would hide an edge from the circle check: only where it cannot be one
+    bad = [f"{name}:{line}" for name in MODULES if name not in DYNAMIC_IMPORTS
+           for line in _computed_import_module_calls(name, ast.parse(_source(name)))]
+    assert not bad, "import_module calls with a computed name (no edge read):\n" + "\n".join(bad)
+
+
+def test_a_computed_import_module_call_would_be_reported():
+    assert _computed_import_module_calls("pysketch.a", ast.parse("importlib.import_module(f'pysketch.{x}')\n"),
+                                         False) == [1]
+
+
+# ------------------------------------------------------------------ private names
+
+
 def _layer(name):
     """The layer of a module: its top-level module or subpackage under pysketch."""
     parts = name.split(".")
     return parts[1] if len(parts) > 1 else ""
+
+
+def _is_private(attr):
+    return attr.startswith("_") and not attr.startswith("__")
 
 
 def test_no_private_name_is_imported_from_another_layer():
@@ -153,42 +313,356 @@ def test_no_private_name_is_imported_from_another_layer():
     for name in MODULES:
         for target, names in _imports(name):
             for n in names:
-                if n.startswith("_") and not n.startswith("__") and _layer(target) != _layer(name):
+                if _is_private(n) and _layer(target) != _layer(name):
                     bad.append(f"{name}: from {target} import {n}")
     assert not bad, "private names imported across layers:\n" + "\n".join(bad)
 
 
-def _module_aliases(name, tree):
-    """{local name: module} for the package's modules bound in `name` (import x as y,
-    from . import module [as y])."""
-    package = name if _is_package(name) else name.rpartition(".")[0]
+def _bindings(name, tree, is_package=None, known=None):
+    """{local name: (module, attribute or None)} for the names a module binds to the
+    package's modules (import x as y, import pysketch.x, from . import module) and to
+    names imported from them (from .x import Class: (pysketch.x, 'Class'))."""
+    package = _package(name, is_package)
+    known = MODULES.keys() if known is None else known
     out = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             target = _from_target(package, node)
+            if not target.startswith("pysketch"):
+                continue
             for a in node.names:
-                if f"{target}.{a.name}" in MODULES:
-                    out[a.asname or a.name] = f"{target}.{a.name}"
+                if f"{target}.{a.name}" in known:
+                    out[a.asname or a.name] = (f"{target}.{a.name}", None)
+                elif a.name != "*":
+                    out[a.asname or a.name] = (target, a.name)
         elif isinstance(node, ast.Import):
             for a in node.names:
-                if a.name in MODULES and a.asname:
-                    out[a.asname] = a.name
+                if a.name.startswith("pysketch"):
+                    if a.asname:
+                        out[a.asname] = (a.name, None)
+                    else:
+                        out[a.name.split(".")[0]] = (a.name.split(".")[0], None)
     return out
 
 
-def test_no_private_attribute_of_another_layer_is_read():
-    # module._private through a module object (from . import metrics; metrics._kmeans(...))
+def _dotted(node):
+    """'a.b.c' for a chain of Attribute nodes over a Name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id] + parts[::-1])
+
+
+def _private_reads(name, tree, is_package=None, known=None):
+    """'owner.attr' for every read of a private attribute `attr` of a module or of a name
+    imported from a module of another layer: module._name, pysketch.x._name,
+    Class._name with Class imported from another layer."""
+    known = MODULES.keys() if known is None else known
+    binds = _bindings(name, tree, is_package, known)
     bad = []
-    for name in MODULES:
-        tree = ast.parse(open(MODULES[name]).read())
-        aliases = _module_aliases(name, tree)
-        for node in ast.walk(tree):
-            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
-                    and node.attr.startswith("_") and not node.attr.startswith("__")
-                    and _layer(aliases[node.value.id]) != _layer(name)):
-                bad.append(f"{name}: {aliases[node.value.id]}.{node.attr}")
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and _is_private(node.attr)):
+            continue
+        owner = _dotted(node.value)
+        if owner is None or owner.split(".")[0] not in binds:
+            continue
+        head, *rest = owner.split(".")
+        module, attr = binds[head]
+        full = ".".join([module] + ([attr] if attr else []) + rest)
+        # the longest module prefix of the chain is the owner's module
+        parts = full.split(".")
+        owner_module = max((".".join(parts[:i]) for i in range(1, len(parts) + 1)
+                            if ".".join(parts[:i]) in known), key=len, default=module)
+        if _layer(owner_module) != _layer(name):
+            bad.append(f"{full}.{node.attr}")
+    return bad
+
+
+def test_no_private_attribute_of_another_layer_is_read():
+    # module._private through a module object (from . import metrics; metrics._kmeans(...)),
+    # a dotted module path, or a class imported from another layer
+    bad = [f"{name}: {r}" for name in MODULES for r in _private_reads(name, ast.parse(_source(name)))]
     assert not bad, "private attributes of other layers read:\n" + "\n".join(sorted(set(bad)))
 
+
+@pytest.mark.parametrize("line, read", [
+    ("from . import metrics\nmetrics._kmeans(1)\n", "pysketch.metrics._kmeans"),
+    ("import pysketch.metrics as m\nm._kmeans\n", "pysketch.metrics._kmeans"),
+    ("import pysketch.metrics\npysketch.metrics._kmeans\n", "pysketch.metrics._kmeans"),
+    ("from .operators import DenseOperator\nDenseOperator._from_state({}, {})\n", "pysketch.operators.DenseOperator._from_state"),
+])
+def test_a_private_read_of_another_layer_would_be_found(line, read):
+    known = {"pysketch", "pysketch.metrics", "pysketch.operators", "pysketch.sketch"}
+    assert _private_reads("pysketch.sketch", ast.parse(line), False, known) == [read]
+
+
+def test_a_private_read_inside_the_layer_is_allowed():
+    known = {"pysketch", "pysketch.decoders", "pysketch.decoders.problem", "pysketch.decoders.clompr"}
+    src = "from .problem import DecodingProblem\nDecodingProblem._check(1)\n"
+    assert _private_reads("pysketch.decoders.clompr", ast.parse(src), False, known) == []
+
+
+def _defined_private_methods(tree):
+    return {f.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body
+            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_private(f.name)}
+
+
+def _operator_private_methods():
+    """The private methods of the operators (operators.py) that no other module defines
+    (a name that other classes define too, as _meta, cannot be told apart statically)."""
+    own = _defined_private_methods(ast.parse(_source("pysketch.operators")))
+    others = set()
+    for name in MODULES:
+        if name != "pysketch.operators":
+            tree = ast.parse(_source(name))
+            others |= _defined_private_methods(tree)
+            others |= {f.name for f in tree.body if isinstance(f, ast.FunctionDef)}
+    return own - others
+
+
+def _private_method_calls(tree, methods):
+    """(line, attr) for every `x.attr` with attr in `methods`, x not self / cls / super()."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in methods:
+            v = node.value
+            if isinstance(v, ast.Name) and v.id in ("self", "cls"):
+                continue
+            if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "super":
+                continue
+            out.append((node.lineno, node.attr))
+    return out
+
+
+def test_the_operators_private_methods_are_known():
+    assert {"_apply", "_adjoint"} <= _operator_private_methods()
+
+
+def test_no_operator_private_method_is_called_outside_operators():
+    # the decoders use the public `apply_into` / `adjoint_into` (unchecked products)
+    methods = _operator_private_methods()
+    bad = [f"{name}:{line}: .{attr}" for name in MODULES if name != "pysketch.operators"
+           for line, attr in _private_method_calls(ast.parse(_source(name)), methods)]
+    assert not bad, "operators' private methods called from outside operators.py:\n" + "\n".join(bad)
+
+
+def test_an_operator_private_call_would_be_found():
+    src = "def f(op, x, out):\n    op._apply(x, out)\n    self._apply(x, out)\n    problem.operator._adjoint(x, out)\n"
+    assert _private_method_calls(ast.parse(src), {"_apply", "_adjoint"}) == [(2, "_apply"), (4, "_adjoint")]
+
+
+# ------------------------------------------------------------------ the compiled core
+
+#: the one module of each layer that reaches the compiled core `pysketch._core` (a layer:
+#: a top-level module, or a subpackage); every other module calls their public functions
+CORE_BACKENDS = {
+    "runtime": "pysketch.runtime",              # threads, SIMD level
+    "blocks": "pysketch.blocks",                # array passes: finite check, running column bounds
+    "hadamard": "pysketch.hadamard",            # the fast Walsh-Hadamard transform
+    "operators": "pysketch.operators",          # operator products, fused sketching
+    "features": "pysketch.features",            # nonlinearities, one-hot binning and hashing, Gram
+    "cluster": "pysketch.cluster",              # nearest centres
+    "decoders": "pysketch.decoders.kernels",    # sin/cos, atom terms, the CL-AMP output channel
+    "privacy": "pysketch.privacy.mechanisms",   # exact discrete samplers
+    "rfm": "pysketch.rfm.solvers",              # Kaczmarz / SGD row updates
+}
+
+#: modules that still import _core themselves and cannot be edited now
+#: (pending: issue 38 item 1)
+CORE_PENDING = {
+    "pysketch.estimators",  # pending: issue 38 item 1 (column_bounds -> blocks.update_column_bounds,
+                            # nearest_centers -> cluster.nearest_centers)
+}
+
+
+def _imports_core(name, tree, is_package=None, known=None):
+    known = (MODULES.keys() | COMPILED) if known is None else known
+    return any(t == "pysketch._core" or t.startswith("pysketch._core.")
+               for t, _ in _imports_of(name, tree, is_package, known))
+
+
+def _core_importers(modules, known=None):
+    """{module: why it is wrong} for the modules of {name: tree} that import _core
+    without being their layer's backend."""
+    return {name: f"imports pysketch._core (the backend of layer {_layer(name)!r}: "
+                  f"{CORE_BACKENDS.get(_layer(name), 'none')})"
+            for name, tree in modules.items()
+            if _imports_core(name, tree, None if known is None else False, known)
+            and CORE_BACKENDS.get(_layer(name)) != name}
+
+
+def test_the_core_is_reached_through_one_backend_per_layer():
+    trees = {name: ast.parse(_source(name)) for name in MODULES}
+    bad = {n: why for n, why in _core_importers(trees).items() if n not in CORE_PENDING}
+    assert not bad, "\n".join(f"{n}: {why}" for n, why in sorted(bad.items()))
+    # every backend exists and reaches the core, one per layer
+    for layer, backend in CORE_BACKENDS.items():
+        assert _layer(backend) == layer and backend in MODULES, backend
+        assert _imports_core(backend, trees[backend]), f"{backend} is listed as a backend but never imports _core"
+    # the pending list only names modules that still need it
+    assert all(_imports_core(n, trees[n]) for n in CORE_PENDING), "CORE_PENDING names a module that is fixed"
+
+
+@pytest.mark.parametrize("src", [
+    "from . import _core\n",
+    "from ._core import sincos\n",
+    "import pysketch._core\n",
+    "def f():\n    from .. import _core\n",
+    "import importlib\nimportlib.import_module('pysketch._core')\n",
+])
+def test_a_core_import_outside_the_backend_would_be_found(src):
+    known = {"pysketch", "pysketch._core", "pysketch.sketch", "pysketch.decoders", "pysketch.decoders.problem"}
+    name = "pysketch.decoders.problem" if "from .. " in src else "pysketch.sketch"
+    assert name in _core_importers({name: ast.parse(src)}, known)
+    assert _core_importers({"pysketch.runtime": ast.parse("from . import _core\n")}, known) == {}
+
+
+# ------------------------------------------------------------------ range checks
+
+#: the checks of the data's scale and their limits, owned by pysketch._checks
+RANGE_CHECKS = {"check_data_magnitude", "data_unit", "check_box_width",
+                "MAX_DATA_EXPONENT", "COMFORT_EXPONENT", "MIN_WIDTH_EXPONENT"}
+
+#: modules that still import them from pysketch.kernel_scale and cannot be edited now
+RANGE_PENDING = {
+    "pysketch.estimators",      # pending: issue 38 item 1
+    "pysketch.pca",             # pending: issue 38 item 1
+    "pysketch.rfm.estimators",  # pending: issue 38 item 1
+}
+
+
+def _range_check_imports(name, tree, is_package=None, known=None):
+    """'module.name' for every range check imported, or read as a module attribute,
+    from anywhere but pysketch._checks."""
+    bad = [f"{t}.{n}" for t, names in _imports_of(name, tree, is_package, known) for n in names
+           if n in RANGE_CHECKS and t != "pysketch._checks"]
+    binds = _bindings(name, tree, is_package, known)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in RANGE_CHECKS:
+            owner = _dotted(node.value)
+            if owner and owner.split(".")[0] in binds:
+                module, attr = binds[owner.split(".")[0]]
+                full = ".".join([module] + ([attr] if attr else []) + owner.split(".")[1:])
+                if full != "pysketch._checks":
+                    bad.append(f"{full}.{node.attr}")
+    return bad
+
+
+def test_range_checks_come_from_checks():
+    import pysketch._checks
+
+    assert RANGE_CHECKS <= set(vars(pysketch._checks))
+    bad = [f"{name}: {r}" for name in MODULES if name not in RANGE_PENDING
+           for r in _range_check_imports(name, ast.parse(_source(name)))]
+    assert not bad, "range checks imported from elsewhere than pysketch._checks:\n" + "\n".join(bad)
+    assert all(_range_check_imports(n, ast.parse(_source(n))) for n in RANGE_PENDING), \
+        "RANGE_PENDING names a module that is fixed"
+
+
+@pytest.mark.parametrize("src", [
+    "def f():\n    from ..kernel_scale import check_data_magnitude\n",
+    "from .. import kernel_scale\nkernel_scale.data_unit(1.0)\n",
+])
+def test_a_range_check_from_kernel_scale_would_be_found(src):
+    known = {"pysketch", "pysketch.kernel_scale", "pysketch._checks", "pysketch.decoders", "pysketch.decoders.coreset"}
+    assert _range_check_imports("pysketch.decoders.coreset", ast.parse(src), False, known)
+    assert not _range_check_imports("pysketch.decoders.coreset",
+                                    ast.parse("from .._checks import check_data_magnitude, data_unit\n"), False, known)
+
+
+# ------------------------------------------------------------------ citations
+
+#: how the code used to cite the notes kept outside the repository (../shared/notes:
+#: "notes seed003 sec. 2.2", "seed001_m2m.md", "the issue 14 note") instead of the paper
+NOTE_CITATION = re.compile(
+    r"\bnotes?\b'?[\s,(]*(?:seed\s?\d{3}|sec\.|section|pitfalls?\b|items?\b|\d+\.\d+|P\d)"  # notes seed000 sec. 2.3
+    r"|\bseed\s?\d{3}[\s_]*(?:notes?|\w*\.md|sec\.|pitfall|P\d|\d\.\d)"  # seed003 sec. 1.3, seed001_m2m.md
+    r"|\b(?:anchors_fwht|shared/notes)\b"
+    r"|\bissue\s+\d+\s+notes?\b"             # the issue 14 note
+    r"|\bthe\s+(?:project\s+)?notes\b"          # the notes' erratum, the project notes
+    , re.IGNORECASE)
+
+#: files whose citations cannot be edited now: pending: issue 38 item 1 (the exact
+#: changes are listed in the issue)
+CITATION_PENDING = {
+    "pysketch.distances.release", "pysketch.estimators", "pysketch.m2m.core", "pysketch.pca",
+    "pysketch.privacy", "pysketch.privacy.mechanisms", "pysketch.privacy.nsr",
+    "pysketch.privacy.private_sketch", "pysketch.privacy.release", "pysketch.privacy.sensitivity",
+    "pysketch.privacy.subsampling", "pysketch.rfm.estimators", "pysketch.rfm.ssp",
+}
+
+
+def _text_blocks(source):
+    """(line, text) of every comment block (consecutive comment lines joined) and every
+    string literal (docstrings, messages) of a source."""
+    out, block, start, last = [], [], None, None
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            if block and tok.start[0] != last + 1:
+                out.append((start, " ".join(block)))
+                block = []
+            if not block:
+                start = tok.start[0]
+            block.append(tok.string.lstrip("#").strip())
+            last = tok.start[0]
+    if block:
+        out.append((start, " ".join(block)))
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            out.append((node.lineno, node.value))
+    return out
+
+
+def _missing_md(text):
+    """The .md files a text names that are not in the repository."""
+    names = re.findall(r"[\w./-]+\.md\b", text)
+    return [n for n in names if not os.path.exists(os.path.join(REPO_DIR, n))
+            and not os.path.exists(os.path.join(REPO_DIR, "docs", os.path.basename(n)))]
+
+
+def _note_citations(source):
+    """(line, excerpt) for every comment or string that cites a note outside the repository."""
+    out = []
+    for line, text in _text_blocks(source):
+        for m in NOTE_CITATION.finditer(text):
+            out.append((line, text[max(0, m.start() - 20): m.end() + 20].replace("\n", " ")))
+        out.extend((line, md) for md in _missing_md(text))
+    return out
+
+
+def test_no_comment_cites_a_note_outside_the_repository():
+    bad = [f"{name}:{line}: ...{ex}..." for name in sorted(MODULES) if name not in CITATION_PENDING
+           for line, ex in _note_citations(_source(name))]
+    assert not bad, (f"{len(bad)} comments or strings cite a note outside the repository (cite the paper: "
+                     "authors, year, section or equation; or state the fact):\n" + "\n".join(bad))
+    fixed = [name for name in CITATION_PENDING if not _note_citations(_source(name))]
+    assert not fixed, f"CITATION_PENDING names modules without a note citation: {fixed}"
+
+
+@pytest.mark.parametrize("src", [
+    "x = 1  # the L1 bound (notes seed000 sec. 2.3)\n",
+    "# lambda as in notes\n# seed001 sec. 2.4\nx = 1\n",
+    "def f():\n    '''Algorithm 1 (notes seed004 sec. 2.2 and pitfall 1).'''\n",
+    "x = 1  # see seed002_dpjl.md\n",
+    "x = 1  # measured (issue 14 note)\n",
+    "x = 1  # from ../shared/notes/anchors_fwht.md\n",
+    "raise ValueError('see notes seed003 sec. 1.3')\n",
+])
+def test_a_note_citation_would_be_found(src):
+    assert _note_citations(src)
+
+
+def test_a_paper_citation_or_an_md_file_of_the_repository_is_fine():
+    src = ("x = 1  # Chatalic et al. 2022, Lemma 5 eq. (9); docs/c_api.md\n"
+           "# a note on the units: the sum is in float64\n"
+           "'''Houssiau et al. (M2M), Sec. 3.1; notes: none'''\n")
+    assert _note_citations(src) == []
+
+
+# ------------------------------------------------------------------ kind switches
 
 #: the modules that own kinds: the feature-map family and the operators
 KIND_OWNERS = {"pysketch.features", "pysketch.operators"}

@@ -26,7 +26,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pysketch import baselines as bl
+from pysketch.baselines import erm as bl_erm
+from pysketch.baselines import statistics as bl
 from pysketch.baselines import (
     DirectRelease,
     PrivateLogisticModel,
@@ -481,7 +482,7 @@ def test_objective_noise_norm_is_gamma_and_direction_uniform():
     uniform on [-1, 1] (Archimedes). KS tests, rejection level 1e-3."""
     p, beta = 3, 0.35
     src = noise_source(12345)
-    draws = np.array([bl._objective_noise(p, beta, src) for _ in range(3000)])
+    draws = np.array([bl_erm._objective_noise(p, beta, src) for _ in range(3000)])
     norms = np.linalg.norm(draws, axis=1)
     assert stats.kstest(norms, stats.gamma(a=p, scale=1 / beta).cdf).pvalue > 1e-3
     for j in range(p):
@@ -490,7 +491,7 @@ def test_objective_noise_norm_is_gamma_and_direction_uniform():
     assert stats.kstest(norms, stats.gamma(a=p - 1, scale=1 / beta).cdf).pvalue < 1e-6
     # p = 6, epsilon' = 0.8: Gamma(6, 2 / 0.8)
     src = noise_source(7)
-    norms = np.linalg.norm([bl._objective_noise(6, 0.4, src) for _ in range(2000)], axis=1)
+    norms = np.linalg.norm([bl_erm._objective_noise(6, 0.4, src) for _ in range(2000)], axis=1)
     assert stats.kstest(norms, stats.gamma(a=6, scale=2 / 0.8).cdf).pvalue > 1e-3
 
 
@@ -611,13 +612,13 @@ def test_objective_perturbation_draws_b_with_rate_epsilon_prime_over_2(monkeypat
     """The noise passed to the objective has density exp(-(epsilon' / 2) ||b||) in R^p,
     p = d + 1 with an intercept."""
     seen = []
-    real = bl._objective_noise
+    real = bl_erm._objective_noise
 
     def spy(p, beta, source):
         seen.append((p, beta))
         return real(p, beta, source)
 
-    monkeypatch.setattr(bl, "_objective_noise", spy)
+    monkeypatch.setattr(bl_erm, "_objective_noise", spy)
     X, y, box = _logistic_data(n=300)
     m = objective_perturbation_logistic(X, y, 2.0, lam=1e-2, bounds=box, insecure_seed=0)
     assert seen == [(4, pytest.approx(m.epsilon_noise_ / 2))]

@@ -47,6 +47,7 @@ from test_privacy import _audit, _cp_lower, _cp_upper  # Clopper-Pearson helper 
 from test_privacy_audits import _count_ge, _delta, _gaussian_threshold, _projection, _repeat, _spy_mechanisms
 
 from pysketch import baselines as B
+from pysketch.baselines import kmeans as B_kmeans
 from pysketch.privacy import PrivacyLeakWarning
 from pysketch.privacy.mechanisms import analytic_gaussian_sigma
 from pysketch.rfm import baselines as RB
@@ -116,7 +117,7 @@ def _dplloyd_full_run(n):
         def k_fits(k):
             res = np.empty(k)
             est = B.DPLloyd(1, eps, (-h, h), n_iter=T, random_state=0)
-            with _spy_mechanisms(B, names=("Laplace",), count=False) as out:
+            with _spy_mechanisms(B_kmeans, names=("Laplace",), count=False) as out:
                 for i in range(k):
                     out.clear()
                     est.fit(data[side])

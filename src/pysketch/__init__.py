@@ -41,6 +41,12 @@ from .runtime import (
 from .accumulate import SketchAccumulator
 from ._embed import get_include, get_library_dir
 from .sketch import Sketch, SketchFileError
+from ._state import SKETCH_FORMATS as _SKETCH_FORMATS
+
+# pysketch.privacy registers the private sketch's file format; it sits above sketch.py
+# (it imports it), so the root, above every layer, declares it to the registry that
+# Sketch.load reads, instead of sketch.py importing it back (an import circle)
+_SKETCH_FORMATS.provided_by(lambda: importlib.import_module(".privacy", __name__))
 
 __all__ = [
     "__version__",

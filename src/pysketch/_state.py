@@ -38,6 +38,7 @@ class Registry:
         self.family = family
         self.key = key
         self._classes = {}
+        self._providers = []
         self.base = None  # the family's base class, set by the module that defines it
         _FAMILIES[family] = self
 
@@ -53,6 +54,20 @@ class Registry:
             raise ValueError(f"{self.family} {name!r} is already registered (by {old.__module__}.{old.__qualname__})")
         self._classes[name] = cls
         return cls
+
+    def provided_by(self, loader):
+        """Declare `loader`, a function of no argument that imports modules registering
+        classes of this family: `load_providers` calls it. The package root declares the
+        layers above the family's own (pysketch.privacy for the private sketch format), so
+        that the layer which reads the family (Sketch.load) imports nothing above it."""
+        self._providers.append(loader)
+        return loader
+
+    def load_providers(self):
+        """Call every declared provider (each imports its modules; once imported, again a
+        dictionary look-up), so that every class of the family is registered."""
+        for loader in tuple(self._providers):
+            loader()
 
     def get(self, name):
         """The class registered under `name`; ValueError naming the known ones otherwise."""

@@ -26,11 +26,10 @@ import threading
 
 import numpy as np
 
-from . import _core
 from ._checks import check_size
 from ._random import as_generator
 from ._state import FEATURE_MAPS
-from .blocks import as_dask_array, is_dask_collection, map_reduce
+from .blocks import all_finite, as_dask_array, is_dask_collection, map_reduce
 from .sketch import Sketch
 
 __all__ = ["SketchAccumulator"]
@@ -213,7 +212,7 @@ class SketchAccumulator:
         dest = self._buffer[buffered : buffered + k]
         with np.errstate(over="ignore"):  # beyond a float32 map's range: reported below
             np.copyto(dest, A, casting="unsafe")
-        if not _core.all_finite(dest):
+        if not all_finite(dest):
             _raise_non_finite(A, dest, 0, "record")
         if buffered + k == self.buffer_rows:
             self._flush(buffered + k)
@@ -240,7 +239,7 @@ class SketchAccumulator:
             rows = A[start : start + self.batch_size]
             with np.errstate(over="ignore"):  # beyond a float32 map's range: reported below
                 chunk = np.ascontiguousarray(rows, dtype=dtype)
-            if not _core.all_finite(chunk):
+            if not all_finite(chunk):
                 _raise_non_finite(rows, chunk, offset + start, "record")
             self.feature_map.accumulate(chunk, accs, self._masks(self._sketched + offset + start))
             if isinstance(A, np.ndarray):
@@ -281,7 +280,7 @@ def _sketch_block(block, first_row, feature_map, masks):
     a dask block) and its number of rows; first_row: the batch's position in the collection."""
     with np.errstate(over="ignore"):  # beyond a float32 map's range: reported below
         cast = np.ascontiguousarray(block, dtype=feature_map.input_dtype)
-    if not _core.all_finite(cast):
+    if not all_finite(cast):
         if first_row is None:
             _raise_non_finite(block, cast, 0, "row", " of one block")
         _raise_non_finite(block, cast, first_row, "record")

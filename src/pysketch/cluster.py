@@ -18,6 +18,7 @@ import numbers
 import numpy as np
 from scipy import sparse
 
+from . import _core
 from ._checks import check_int as _check_int
 from ._checks import check_size, real_array, real_rows
 from ._random import as_generator
@@ -37,6 +38,14 @@ FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # ---------------------------------------------------------------------------------------
 
 
+
+
+def nearest_centers(X, C, labels, d2):
+    """For every row of X (float32 or float64, n x d, C-contiguous): labels (int64, n) <-
+    the first nearest row of C (float64, k x d, C-contiguous) and d2 (float64 or None) <-
+    its squared distance, summed in float64 from the differences; multi-threaded C++, never
+    an (n, k) matrix. The compiled core's entry for the estimators."""
+    _core.nearest_centers(X, C, labels, d2)
 
 
 def check_chunk_size(chunk_size):

@@ -5,7 +5,8 @@ import time
 
 import numpy as np
 
-from . import __version__, _core
+from . import __version__
+from .blocks import update_column_bounds
 from .datasets import make_blobs_gaussian_centers
 from .estimators import CompressiveKMeans
 from .metrics import kmeans_plus_plus, sse
@@ -104,7 +105,7 @@ def run_demo(args):
     for start in range(0, n, step):
         batch = np.asarray(X[start : start + step], dtype=np.float64)
         acc.update(batch)  # (rejects NaN and infinity)
-        _core.column_bounds(batch, lo, hi)
+        update_column_bounds(batch, lo, hi)
         progress.update(batch.shape[0])
     sketch = acc.sketch()
     t_sketch = time.perf_counter() - t0

@@ -1,6 +1,6 @@
 """Feature maps Phi(x) = f(Omega^T x + u) and their sums over datasets (sketches).
 
-Four nonlinearities f (Chatalic's thesis Def. 2.5 and 2.6; notes seed000 sec. 1.2-1.3):
+Four nonlinearities f (Chatalic 2020 thesis, Def. 2.5 and 2.6; Chatalic et al. 2022, Def. 4 and 6):
 
 - ``"complex"``: random Fourier features exp(i (omega_j^T x + u_j)), complex, |Phi_j| = 1;
 - ``"real"``: the same as 2m reals, [cos(Omega^T x + u); sin(Omega^T x + u)] (the canonical
@@ -8,7 +8,7 @@ Four nonlinearities f (Chatalic's thesis Def. 2.5 and 2.6; notes seed000 sec. 1.
 - ``"quantized"``: 2^-1/2 (sign cos(t) + i sign sin(t)), t = Omega^T x + u, the one-bit
   features of Schellekens & Jacques (2018), which need the uniform dither u on [0, 2 pi)
   (quantization without dither is biased; the dither is stored with the map). Their
-  first harmonic is (2 sqrt 2 / pi) exp(i t) (notes seed003 sec. 1.4);
+  first harmonic is (2 sqrt 2 / pi) exp(i t) (the Fourier series of the quantized cosine);
 - ``"quadratic"``: (omega_j^T x)^2, real (compressive PCA; no dither).
 
 `FeatureMap.transform(X)` materializes the (n, m) features; `FeatureMap.sketch(X)` returns
@@ -17,8 +17,8 @@ features: the C++ core transforms a block of rows, applies f and adds into float
 accumulators, block after block, on all threads (per-thread accumulators, summed at the
 end).
 
-`FeatureMap.sketch_subsampled(X, r)` is the feature-subsampled sketch (notes seed000 sec. 4;
-Chatalic et al., Def. 20): every record contributes only the features of a random mask h_i
+`FeatureMap.sketch_subsampled(X, r)` is the feature-subsampled sketch (Chatalic et al.
+2022, Sec. 5, Def. 20): every record contributes only the features of a random mask h_i
 holding r of the m frequencies, only those are computed (pysketch/subsample.hpp), and the sum
 is rescaled, (m / r) sum_i Phi(x_i) (.) h_i, so that its expectation is the full sum. The
 masks are drawn from their own 128-bit seed (`random_state`, never the operator's seed), per
@@ -53,7 +53,7 @@ __all__ = ["FEATURE_MAPS", "FeatureMap", "FourierMap", "ComplexFourierMap", "Rea
 SUBSAMPLING_SCHEMES = ("uniform", "bernoulli", "blocks")
 _SCHEME_CODES = {"uniform": _core.Scheme.uniform, "bernoulli": _core.Scheme.bernoulli, "blocks": _core.Scheme.blocks}
 #: First harmonic of the quantized map: t -> rho(t) + i rho(t - pi/2) with rho =
-#: 2^-1/2 sign(cos) has Fourier coefficient 2 sqrt(2) / pi at e^{it} (notes seed003 1.4).
+#: 2^-1/2 sign(cos) has Fourier coefficient 2 sqrt(2) / pi at e^{it} (its Fourier series).
 QUANTIZED_FIRST_HARMONIC = 2.0 * math.sqrt(2.0) / math.pi
 
 
@@ -204,7 +204,7 @@ class FeatureMap(Stateful):
             Frequencies per record, 1 <= r <= m. r = m is the full sketch.
         scheme : {'uniform', 'bernoulli', 'blocks'}
             'uniform': exactly r distinct frequencies per record, uniformly among the r-subsets,
-            independently across records (notes seed000 sec. 4.1, U(H_r)). 'bernoulli': each
+            independently across records (Chatalic et al. 2022, eq. (12), U(H_r)). 'bernoulli': each
             frequency kept independently with probability r / m (a random number of features
             per record, which needs more privacy noise; sec. 4.4). 'blocks': r / d_p whole
             blocks of a structured operator (d_p its block size; m and r multiples of d_p), and
@@ -480,7 +480,7 @@ class QuantizedFourierMap(FourierMap):
     """2^-1/2 (sign cos(t) + i sign sin(t)), t = Omega^T x + u: the one-bit features of
     Schellekens & Jacques (2018), which need the uniform dither u on [0, 2 pi)
     (quantization without dither is biased; the dither is stored with the map). Their
-    first harmonic is (2 sqrt 2 / pi) exp(i t) (notes seed003 sec. 1.4), which decoders
+    first harmonic is (2 sqrt 2 / pi) exp(i t) (the Fourier series of the quantized cosine), which decoders
     divide out."""
 
     kind = "quantized"
@@ -576,7 +576,7 @@ def _finite_squares(F):
 @FEATURE_MAPS.register("quadratic")
 class QuadraticMap(_KernelMap):
     """(omega_j^T (x - c))^2, real (compressive PCA; no dither): the mean sketch of centred
-    records is M(C) = [omega_j^T C omega_j]_j, C their covariance (notes seed000 sec. 1.3).
+    records is M(C) = [omega_j^T C omega_j]_j, C their covariance (Chatalic et al. 2022, Def. 6).
 
     Parameters (besides the operator)
     ----------
@@ -592,8 +592,8 @@ class QuadraticMap(_KernelMap):
         of the mean: a centre read from the data is not privacy-accounted (the PCA
         estimator spends part of its budget on a private mean instead).
 
-    Sensitivities of the sum on the ball ||x - c|| <= R ([P] Lemmas 9 and 13, Table 1;
-    notes seed000 sec. 2.3): L1 = R^2 ||Omega||_2^2 (exact), L2 = R^2 S4(Omega) <= R^2
+    Sensitivities of the sum on the ball ||x - c|| <= R (Chatalic et al. 2022, Lemmas 9
+    and 13, Table 1): L1 = R^2 ||Omega||_2^2 (exact), L2 = R^2 S4(Omega) <= R^2
     ||Omega||_2 max_j ||omega_j|| (Riesz-Thorin, thesis (8.9)), both from the operator's
     certified bounds (`gram_norm_bound`, `column_norm_bound`), for add/remove; twice (L1)
     and sqrt(2) times (L2) that for replace (not the same, as [P] Table 1 states: see
@@ -952,7 +952,7 @@ class SecondMomentMap(FeatureMap):
 
 
 # ---------------------------------------------------------------------------------------------
-# One-hot maps: HIST and RACE (the sketches of the M2M method, notes seed001 sec. 1.3 and 1.5)
+# One-hot maps: HIST and RACE (the sketches of the M2M method, Houssiau et al. 2022, Sec. 2.1)
 
 
 class OneHotMap(FeatureMap):
@@ -961,7 +961,7 @@ class OneHotMap(FeatureMap):
     for any x). The sketch is a float64 vector of counts; `transform` gives a sparse
     (scipy.sparse CSR) matrix, and `indices` the k hot positions of each record.
 
-    Sensitivities of the sum (notes seed001 sec. 1.6 and P6; brute-forced in
+    Sensitivities of the sum (Houssiau et al. 2022, Sec. 2.3; brute-forced in
     tests/test_onehot_maps.py): adding or removing a record moves k counts by one, so L1 = k
     and L2 = sqrt(k); replacing one moves at most k counts down and k up, so L1 = 2k and
     L2 = sqrt(2k), whatever the data (nothing needs clipping for privacy). One-hot maps
@@ -1047,8 +1047,8 @@ class OneHotMap(FeatureMap):
 @FEATURE_MAPS.register("hist")
 class HistogramMap(OneHotMap):
     """HIST: one equal-width histogram of `n_bins` bins per attribute on the public box
-    [lower, upper], the d one-hot blocks concatenated (m = d n_bins; notes seed001 sec. 1.3).
-    A value equal to upper falls in the last bin (P9); values outside the box are counted
+    [lower, upper], the d one-hot blocks concatenated (m = d n_bins; Houssiau et al. 2022, Sec. 2.1).
+    A value equal to upper falls in the last bin; values outside the box are counted
     in the edge bin of their side, never dropped, and their records are counted in a
     warning when the sums are read (the sensitivity d holds whatever the data).
 
@@ -1469,7 +1469,7 @@ class MarginalMap(OneHotMap):
 @FEATURE_MAPS.register("race")
 class RaceMap(OneHotMap):
     """RACE: R independent p-stable (Gaussian) LSH functions, each into W buckets, one-hot
-    and concatenated (m = R W; notes seed001 sec. 1.5 and P8). Hash j of x is
+    and concatenated (m = R W; Houssiau et al. 2022, Sec. 2.1). Hash j of x is
     floor(omega_j^T x + b_j) mod W, omega_j the j-th column of the operator (Gaussian
     frequencies of scale 1 / width give the L2 hash of Datar et al. with bucket width
     `width`) and b_j ~ U[0, 1) the public offsets; the modulo folds the unbounded integer

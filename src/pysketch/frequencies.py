@@ -79,8 +79,8 @@ __all__ = [
 #     E[R^2]  = int R^2 p_AR / Z = 4 / Z - 1                                ~ 2.30392
 # (from Gamma(5/2, x) = 3/2 Gamma(3/2, x) + x^(3/2) e^(-x)), and with R = 2 sinh(s/2)
 #     E[R]    = int R p_AR / Z  = e K_1(1) / Z                              ~ 1.35143
-# from K_1(z) = z int_0^inf exp(-z cosh s) sinh(s)^2 ds (DLMF sec. 10.32). The values
-# match the notes (seed003_cl_structured.md sec. 1.3).
+# from K_1(z) = z int_0^inf exp(-z cosh s) sinh(s)^2 ds (DLMF sec. 10.32); the tests
+# check the three values by quadrature.
 # ---------------------------------------------------------------------------------------
 
 #: Normalizer :math:`Z = \int_0^\infty p_{AR}(R)\,dR` of the adapted radius density (4.15).
@@ -481,7 +481,7 @@ class AdaptedRadiusLaw(_NormalizedKernelLaw):
         thesis (4.16) corrected: as printed, (4.16) divides by :math:`\mathbf{E}[R^2]`, not
         its square root, which gives :math:`\mathbf{E}\|\omega\|^2 = \mathrm{dim} /
         (\sigma^2 \mathbf{E}[R^2])` instead of the stated :math:`\mathrm{dim}/\sigma^2`
-        (notes seed003 sec. 1.3 and 7). ``"none"``: :math:`\omega = R/\sigma\,\varphi`, the
+        (a typo of the thesis). ``"none"``: :math:`\omega = R/\sigma\,\varphi`, the
         form of Keriven et al., with :math:`\mathbf{E}\|\omega\|^2 = \mathbf{E}[R^2]/\sigma^2
         \approx 2.304/\sigma^2` whatever the dimension (so its `sigma` is not comparable
         with the Gaussian law's); with padding (``radii(m, d_p, d=d)``) the radii are
@@ -504,7 +504,7 @@ class AdaptedRadiusLaw(_NormalizedKernelLaw):
 
 class FoldedGaussianLaw(_NormalizedKernelLaw):
     r"""Folded Gaussian radius :math:`R = |\mathcal{N}(0, 1)|` (pycle
-    ``drawFrequencies_FoldedGaussian``; not in the thesis, notes seed003 sec. 1.3 item 3).
+    ``drawFrequencies_FoldedGaussian``; not in the thesis).
 
     Parameters
     ----------
@@ -535,8 +535,9 @@ class LogUniformLaw(KernelLaw):
     data's spread and a fine detail. `sigma` is a reference scale in data units (the
     estimators use the data's spread, the root mean square of the coordinates' standard
     deviations); ``low`` and ``high`` bound the radius in units of ``1/sigma``. The
-    default band [0.05, 20] is the one the coreset decoder was measured with (issue 14
-    note); the radii below about 0.3 carry little (|z| near 1) and above 10 little
+    default band [0.05, 20] is the one the coreset decoder was measured with (on the real
+    data sets of benchmarks/quality/real_quality.py); the radii below about 0.3 carry
+    little (|z| near 1) and above 10 little
     signal but cost nothing in privacy noise per entry.
 
     With padding (``radii(m, d_p, d=d)``) the radii are multiplied by

@@ -13,7 +13,7 @@ library's default normalization (:class:`~pysketch.frequencies.GaussianLaw`, or
 :class:`~pysketch.frequencies.AdaptedRadiusLaw` /
 :class:`~pysketch.frequencies.FoldedGaussianLaw` with ``normalization="dimension"``):
 :math:`\mathbf{E}\|\omega\|^2 = d / \sigma^2`, as in the thesis (sec. 4.1.1 and
-(4.16) corrected; notes seed003 sec. 1.3 and pitfall 5). The only exception is
+(4.16) corrected: as printed it divides by E[R^2], not its square root). The only exception is
 :math:`\bar\sigma^2` of :func:`estimate_sigma2_sketch`, a *data-domain variance per
 coordinate* (Keriven et al.'s :math:`\Sigma = \bar\sigma^2 I`), not a law parameter.
 
@@ -21,18 +21,18 @@ Three estimators:
 
 * :func:`estimate_sigma2_sketch`: the sketch-based estimate of Keriven et al.
   ("Sketching for large-scale learning of mixture models", Inf. & Inference 2017,
-  arXiv:1606.02838, sec. 3.3.3; the algorithm of pycle's ``estimate_Sigma``, notes seed003
-  sec. 1.6 item 11): the modulus of the characteristic function of a mixture of
-  isotropic Gaussians of variance :math:`\bar\sigma^2` per coordinate decays at most
-  like :math:`\exp(-\|\omega\|^2\bar\sigma^2/2)`; a small sketch of a pilot, its
+  arXiv:1606.02838, sec. 3.3.3; the algorithm of pycle's ``estimate_Sigma``): the
+  modulus of the characteristic function of a mixture of isotropic Gaussians of
+  variance :math:`\bar\sigma^2` per coordinate decays at most like
+  :math:`\exp(-\|\omega\|^2\bar\sigma^2/2)`; a small sketch of a pilot, its
   frequencies sorted by radius and cut into boxes, the largest modulus of each box, and a
   least-squares fit of that envelope give :math:`\bar\sigma^2`. It is a *cluster-scale*
   (intra-cluster) variance: the right scale for GMM, a poor one for k-means as such
   (thesis sec. 4.1.3, Fig. 4.2), which :func:`kernel_scale` maps to a k-means scale.
 * :func:`separation_scale`: the separation rule of the thesis (sec. 4.3 and 4.4,
   ":math:`\sigma_\kappa \approx \varepsilon`"), with :math:`\varepsilon` the minimum
-  distance between the centers of a k-means solution of the pilot (thesis footnote 14;
-  notes seed003 sec. 1.6 item 4), computed by a small Lloyd's algorithm of this module
+  distance between the centers of a k-means solution of the pilot (thesis footnote 14,
+  sec. 4.3-4.4), computed by a small Lloyd's algorithm of this module
   (greedy k-means++ seeding, then merge-and-split moves, without which Lloyd's local
   optima at k >= 20 often split a cluster and return a fraction of epsilon).
 * :func:`kernel_scale` / :func:`estimate_kernel_scale`: the scale for a task ("kmeans"
@@ -47,7 +47,7 @@ release to the privacy budget (or draw it from records that are then excluded fr
 private sketch and accounted separately), or give a scale from public knowledge instead.
 
 Scale equivariance: all three estimates satisfy :math:`\sigma(\beta X) = \beta\,\sigma(X)`
-for :math:`\beta > 0` with the same seed (thesis sec. 4.2.2; notes 1.6 item 7): the
+for :math:`\beta > 0` with the same seed (thesis sec. 4.2.2): the
 pilot is centred and expressed in a power-of-two unit of its own spread before anything
 else, and every further step (initial value, frequencies, fit, k-means) is relative.
 
@@ -78,6 +78,9 @@ from scipy import optimize
 from . import cluster
 from ._checks import check_int as _check_int
 from ._checks import check_size
+# the checks of the data's scale live in _checks (every layer uses them); kept importable here
+from ._checks import (COMFORT_EXPONENT, MAX_DATA_EXPONENT, MIN_WIDTH_EXPONENT, check_box_width,  # noqa: F401
+                      check_data_magnitude, data_unit)
 from ._random import as_generator
 from .features import make_feature_map
 from .pilot import DEFAULT_PILOT_SIZE, draw_pilot, sample_pilot
@@ -156,7 +159,7 @@ KMEANS_SEPARATION_FACTOR = 0.8
 #: 1 / sqrt(E[R^2]) ~ 0.659 (E[R^2] ~ 2.30392, thesis (4.15)).
 GMM_SKETCH_FACTOR = 1.0 / math.sqrt(ADAPTED_RADIUS_SECOND_MOMENT)
 
-# Keriven et al. / pycle's ranges (notes seed003 1.6 item 11): initial sigma_bar^2 uniform
+# Keriven et al. (arXiv:1606.02838, sec. 3.3.3) / pycle's ranges: initial sigma_bar^2 uniform
 # in [0.3, 1.6] on standardized data -- here relative to the per-coordinate variance of
 # the centred pilot; each fit bounded to [5e-4, 2e3] times the current value; the
 # amplitude of the envelope in [1e-5, 1].
@@ -220,75 +223,6 @@ class ScaleEstimate:
 # ---------------------------------------------------------------------------------------
 
 
-
-
-#: Data (or public bounds) whose largest magnitude is above 2**MAX_DATA_EXPONENT, or nonzero
-#: and below 2**-MAX_DATA_EXPONENT, are refused (:func:`check_data_magnitude`): their
-#: squares (variances, squared distances, sensitivities of quadratic features) over- or
-#: underflow float64, and so do the frequency variances 1/sigma^2 of a kernel scale sigma
-#: at their scale (the frequency laws accept sigma between about 1.5e-154 and 6.7e153).
-MAX_DATA_EXPONENT = 504
-
-#: :func:`data_unit` leaves data whose magnitude is within 2**+-COMFORT_EXPONENT alone (the
-#: decoders and solvers are tuned for data of order one; measured: compressive k-means on
-#: unit clusters already moved its centres by 0.1 cluster widths at a scale of 1e3, and
-#: gave wrong centres at 1e8).
-COMFORT_EXPONENT = 6
-
-
-def check_data_magnitude(magnitude, what="the data"):
-    """ValueError unless `magnitude` (the largest |coordinate| of the data, or of public
-    bounds at the data's scale) is 0 or within [2**-504, 2**504], saying so in terms of the
-    data's scale. Returns it as a float."""
-    m = float(magnitude)
-    if not math.isfinite(m):
-        raise ValueError(f"{what} must be finite, got a magnitude of {m}")
-    limit = math.ldexp(1.0, MAX_DATA_EXPONENT)
-    if m > limit or 0.0 < m < 1.0 / limit:
-        side = "overflows" if m > limit else "underflows"
-        raise ValueError(
-            f"the magnitude of {what} ({m:.3g}) is outside the supported range [{1.0 / limit:.3g}, {limit:.3g}]: its "
-            f"square {side} float64 (variances, squared distances, the frequencies 1/sigma^2 of a kernel scale "
-            f"at this scale); rescale the data (and any bounds, kernel scale or radius given with it) by a "
-            f"constant, e.g. divide by 2**{math.frexp(m)[1]}, and scale the results back")
-    return m
-
-
-def data_unit(magnitude, what="the data"):
-    """The power of two u in which the estimators decode data of largest magnitude
-    `magnitude` (exactly: the division only changes exponents): 1 when
-    the magnitude is 0 or within 2**+-COMFORT_EXPONENT, else the power of two nearest it.
-    ValueError (about the data's scale) outside the supported range (check_data_magnitude).
-    The unit is public when `magnitude` comes from public bounds."""
-    m = check_data_magnitude(magnitude, what)
-    if m == 0.0:
-        return 1.0
-    e = math.frexp(m)[1]  # m in [2^(e-1), 2^e)
-    if -COMFORT_EXPONENT <= e - 1 and e <= COMFORT_EXPONENT:
-        return 1.0
-    return math.ldexp(1.0, e)
-
-
-#: Boxes narrower than 2**-MIN_WIDTH_EXPONENT are refused by :func:`check_box_width`.
-MIN_WIDTH_EXPONENT = 1000
-
-
-def check_box_width(lower, upper, what="the bounds"):
-    """ValueError, about the data's scale, unless every width upper - lower of a box is
-    finite and at least 2**-MIN_WIDTH_EXPONENT (about 9.3e-302): the models that map the
-    records into the unit box (pysketch.m2m, pysketch.rfm) divide by the widths, which
-    overflows for subnormal widths (whose digits are lost anyway) and is undefined for
-    widths beyond float64. Those models work at any scale inside (they are scale-free)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        w = np.asarray(upper, dtype=np.float64) - np.asarray(lower, dtype=np.float64)
-    w = np.atleast_1d(w)
-    bad = ~(np.isfinite(w) & (w >= math.ldexp(1.0, -MIN_WIDTH_EXPONENT)))
-    if bad.any():
-        j = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"the magnitude of {what}'s width ({w[j]:.3g}, column {j}) is outside the supported range "
-            f"[{math.ldexp(1.0, -MIN_WIDTH_EXPONENT):.3g}, {np.finfo(np.float64).max:.3g}]: the data divided by it "
-            "would over- or underflow float64; rescale the data (and the bounds) by a constant")
 
 
 def _check_choice(value, name, allowed):
@@ -494,7 +428,7 @@ def estimate_sigma2_sketch(
 
     Keriven, Bourrier, Gribonval, Pérez, "Sketching for large-scale learning of mixture
     models" (Inf. & Inference 2017; arXiv:1606.02838, sec. 3.3.3), the algorithm of pycle's
-    ``estimate_Sigma`` (notes seed003 sec. 1.6 item 11). For a mixture of isotropic
+    ``estimate_Sigma``. For a mixture of isotropic
     Gaussians of variance :math:`\bar\sigma^2` per coordinate, the characteristic function
     has modulus :math:`|\psi(\omega)| \le \exp(-\|\omega\|^2\bar\sigma^2/2)`, with equality
     at the frequencies where the centers are in phase. So:

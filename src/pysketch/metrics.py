@@ -1,7 +1,7 @@
 r"""Metrics of clustering and mixture learning, and the k-means baseline they need.
 
-k-means risk (Chatalic 2020 thesis, eq. (4.3), with the notes' erratum: the thesis prints
-"arg min", the risk is the min; seed003 pitfall 17 and seed000 sec. 1.1):
+k-means risk (Chatalic 2020 thesis, eq. (4.3), corrected: the thesis prints "arg min", the
+risk is the min, as in Chatalic et al. 2022, Def. 2):
 
 .. math::
 
@@ -64,8 +64,8 @@ WEIGHTS_SUM_TOL = 1e-9
 def sse(X, centers, *, chunk_size=None):
     r"""Sum of squared errors: :math:`\sum_i \min_j \|x_i - c_j\|_2^2`.
 
-    Thesis eq. (4.3) times n, with min (the printed "arg min" is an erratum; notes
-    seed003 pitfall 17).
+    Thesis eq. (4.3) times n, with min (the printed "arg min" is an erratum; Chatalic
+    et al. 2022, Def. 2, has the min).
 
     Parameters
     ----------
@@ -116,8 +116,8 @@ def relative_sse(
     `baseline_centers` is given. A value near 1 means the
     centers are as good as k-means; it can be below 1 when the centers beat the
     baseline's local optimum (no clipping is applied; the thesis's plots clip to
-    [1, 20]). More baseline runs lower the baseline SSE and shift the ratio up (notes
-    pitfall 17), so report `n_init` with the result.
+    [1, 20]). More baseline runs lower the baseline SSE and shift the ratio up,
+    so report `n_init` with the result.
 
     Parameters
     ----------

@@ -56,7 +56,8 @@ OPERATORS = Registry("operator", key="kind")
 FUSED_DENSE_MAX_D = 256
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 #: Below this input dimension make_operator(kind="auto") uses a dense operator: the
-#: structured blocks only win by a small factor there (notes anchors_fwht sec. 5) and
+#: structured blocks only win by a small factor there (measured against OpenBLAS's dense product,
+#: one core) and
 #: dense products are exact matrix products.
 AUTO_STRUCTURED_MIN_D = 64
 
@@ -84,8 +85,9 @@ class FrequencyOperator(Stateful):
 
     The contract of an operator (what feature maps, sketches and decoders use):
 
-    - `_apply` / `_adjoint` on validated, C-contiguous arrays of the operator's dtype
-      (`apply` / `adjoint` are the checked public forms);
+    - `apply` / `adjoint`: the checked products; `apply_into` / `adjoint_into`: the same
+      products on validated, C-contiguous arrays of the operator's dtype, unchecked (the
+      decoders' inner loops), through the subclass's `_apply` / `_adjoint`;
     - `accumulate` / `accumulate_subsampled`: the fused sketching entry points, phases
       straight into a feature map's nonlinearity and float64 sums, in C++;
     - `block_size`: the size of the blocks transformed together (None: no blocks);
@@ -134,6 +136,19 @@ class FrequencyOperator(Stateful):
             self._adjoint(V2, res)
         return res[0] if single else res
 
+    def apply_into(self, X, out):
+        """Omega^T x for every row x of X written into `out` (n x m), without the checks of
+        `apply`: X and out must be C-contiguous 2-D arrays of the operator's dtype, X with d
+        finite columns (a decoder's iterates). Returns out."""
+        self._apply(X, out)
+        return out
+
+    def adjoint_into(self, V, out):
+        """Omega v for every row v of V written into `out` (n x d), unchecked like
+        `apply_into` (V and out C-contiguous, of the operator's dtype). Returns out."""
+        self._adjoint(V, out)
+        return out
+
     def to_dense(self):
         """Omega as a (d, m) array of the operator's dtype (for tests and small problems)."""
         return self.apply(np.eye(self.d, dtype=self.dtype))
@@ -147,7 +162,7 @@ class FrequencyOperator(Stateful):
 
     def gram_norm_bound(self):
         """A certified upper bound on ||Omega||_2^2 = lambda_max(Omega Omega^T) (the L1
-        sensitivity of quadratic features on the unit ball, notes seed000 sec. 2.3), never
+        sensitivity of quadratic features on the unit ball, Chatalic et al. 2022, Lemma 9), never
         an estimate from below. Default: from the dense matrix (`spectral_norm_sq_bound`);
         structured operators bound it from their blocks without forming Omega."""
         if getattr(self, "_gram_bound", None) is None:
@@ -156,7 +171,7 @@ class FrequencyOperator(Stateful):
 
     def column_norm_bound(self):
         """A certified upper bound on max_j ||omega_j||_2^2 (with `gram_norm_bound`, the
-        Riesz-Thorin bound of S4(Omega), notes seed000 sec. 2.4)."""
+        Riesz-Thorin bound of S4(Omega), Chatalic 2020 thesis, Sec. 8.1.3)."""
         if getattr(self, "_column_bound", None) is None:
             self._column_bound = column_norm_sq_bound(self.to_dense())
         return self._column_bound
@@ -625,7 +640,7 @@ def spectral_norm_sq_bound(omega):
     (d, m) matrix: the largest eigenvalue of the float64 Gram matrix plus bounds on the
     error of forming it (m u ||Omega||_F^2 entrywise, d times that in the spectral norm) and
     of the eigensolver (backward stable: a few d u ||G||_F). Power iteration would
-    converge from below (notes seed000 sec. 2.4, pitfall 12), so it is not used."""
+    converge from below (its iterates under-estimate lambda_max), so it is not used."""
     W = np.asarray(omega, dtype=np.float64)
     d, m = W.shape
     G = W @ W.T
@@ -683,11 +698,12 @@ def operator_bytes(d, m, kind="auto", dtype=np.float64):
 
 
 # ---------------------------------------------------------------------------------------------
-# Johnson-Lindenstrauss operators for private distances (issue 18; notes seed002). As every
+# Johnson-Lindenstrauss operators for private distances (Stausholm 2021, "Improved differentially private
+# Euclidean distance approximation"). As every
 # operator here they are Omega = S^T (d x k): `apply(X)` gives the rows S x.
 
 #: The Mersenne prime 2^61 - 1: the field of the k-wise independent polynomial hashes
-#: (notes seed002 P4 and pitfall 16: the modular reduction's bias is of order range / p).
+#: (the modular reduction of a hash to a range is biased by a relative order range / p).
 MERSENNE61 = (1 << 61) - 1
 _M61 = np.uint64(MERSENNE61)
 _LOW31 = np.uint64((1 << 31) - 1)
@@ -732,8 +748,8 @@ def draw_hash_coefficients(n_functions, independence, random_state=None):
 
 class SparseJLOperator(FrequencyOperator):
     """A sparse Johnson-Lindenstrauss transform S (k x d) of Kane & Nelson (JACM 2014), as
-    Omega = S^T: every column of S has exactly s nonzeros +-1/sqrt(s) (notes seed002
-    sec. 2). Its sensitivities under the l1 neighbouring relation ||x - y||_1 <= 1 (the
+    Omega = S^T: every column of S has exactly s nonzeros +-1/sqrt(s) (Stausholm 2021,
+    Sec. 6.1). Its sensitivities under the l1 neighbouring relation ||x - y||_1 <= 1 (the
     largest column norms, Def. 3 of Stausholm) are Delta_1 = sqrt(s) and Delta_2 = 1 for
     every draw (`sensitivity`), so no matrix-dependent calibration is needed.
 
@@ -743,7 +759,7 @@ class SparseJLOperator(FrequencyOperator):
     - 'block' (Kane-Nelson (c)): s blocks of k/s rows (s must divide k); in block r, column
       j has its nonzero at row r k/s + h_r(j) with sign phi_r(j), h_r and phi_r polynomial
       hashes of degree independence - 1 over GF(2^61 - 1) from the public seed (4-wise
-      signs and pairwise rows give the exact variance, notes sec. 2.4);
+      signs and pairwise rows give the exact variance, Stausholm 2021, Lemma 3);
     - 'graph' (Kane-Nelson (b)): s distinct rows per column uniformly among k, independent
       signs, drawn from the public seed's generator (fully random tables).
 
@@ -917,16 +933,17 @@ OPERATORS.register("sjlt_graph", SparseJLGraph)
 
 class FastJLOperator(FrequencyOperator):
     r"""The normalized fast JL transform of Ailon & Chazelle, Phi~ = P H D / sqrt(k) (k x d),
-    as Omega = Phi~^T (notes seed002 sec. 5): records are zero-padded to d_p = 2^ceil(log2 d),
+    as Omega = Phi~^T (Stausholm 2021, Sec. 5.1): records are zero-padded to d_p = 2^ceil(log2 d),
     D is a random +-1 diagonal, H the orthonormal Walsh-Hadamard transform (pysketch.fwht,
     the FFHT kernel), P a sparse k x d_p matrix whose entries are N(0, 1/q) with probability
-    q and 0 otherwise. E ||Phi~ x||^2 = ||x||^2; the variance of ||Phi~ z||^2 is the notes'
-    exact sec. 5.1 formula (`pysketch.distances.formulas.jl_variance('fjlt', ...)`), below
+    q and 0 otherwise. E ||Phi~ x||^2 = ||x||^2; the variance of ||Phi~ z||^2 has an
+    exact formula, derived from Stausholm 2021, Sec. 5.1
+    (`pysketch.distances.formulas.jl_variance('fjlt', ...)`), below
     (3/k)||z||^4 only for q >= 9 / (d_p + 9) (Lemma 7's missing condition: a warning below it).
 
     ``FastJLOperator.draw(d, k, q, random_state=None)``. Its sensitivities depend on the
     draw: `sensitivity(p)` computes max_j ||Phi~_{:, j}||_p exactly from P H (k fast
-    transforms; notes Note 6), never the nominal 1.
+    transforms), never the nominal 1.
     """
 
     kind = "fjlt"

@@ -31,14 +31,13 @@ with ``"version": 2``, so that a reader that does not know subsampling refuses i
 taking it for a full sketch (its sensitivities differ); full sketches are still version 1.
 """
 
-import importlib
 import numbers
 
 import numpy as np
 
-from . import _core
 from ._archive import SketchFileError, read, write
 from ._state import FEATURE_MAPS, SKETCH_FORMATS, Stateful
+from .blocks import all_finite
 
 __all__ = ["Sketch", "SketchFileError", "FORMAT_NAME", "FORMAT_VERSION", "SUBSAMPLED_FORMAT_VERSION"]
 
@@ -178,9 +177,10 @@ class Sketch(Stateful):
         """Read a sketch written by `save` (of this class or a subclass: Sketch.load reads
         private sketch files too). FileNotFoundError if there is no such file,
         SketchFileError if it is damaged, edited, of another kind or of a newer version."""
-        # the private sketch's format registers itself with pysketch.privacy, which imports
-        # this module: imported here, so that Sketch.load reads private files in any program
-        importlib.import_module("pysketch.privacy")
+        # the private sketch's format registers itself when pysketch.privacy (a layer above
+        # this one) is imported: the package root declares it as a provider of formats, so
+        # that Sketch.load reads private files in any program without importing it here
+        SKETCH_FORMATS.load_providers()
         versions = (FORMAT_VERSION, SUBSAMPLED_FORMAT_VERSION)
         meta, arrays = read(path, {name: versions for name in SKETCH_FORMATS.names()},
                             what="pysketch sketch file", names=_MEMBER_NAMES)
@@ -222,7 +222,7 @@ def _check_sums(feature_map, sums):
         if a.shape != tuple(shape):
             raise ValueError(f"{_array_key(name)} must have shape {tuple(shape)}, got {a.shape}")
         # (the C++ check over the float64 parts: 2 us at m = 10240 where np.isfinite took 9)
-        if a.size and not _core.all_finite(np.ascontiguousarray(a).view(np.float64).reshape(1, -1)):
+        if a.size and not all_finite(np.ascontiguousarray(a).view(np.float64).reshape(1, -1)):
             raise ValueError(f"{_array_key(name)} must be finite")
         out[name] = a
     return out

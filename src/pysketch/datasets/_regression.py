@@ -1,5 +1,5 @@
-r"""Regression data sets with public boxes, for private random-feature regression (notes
-seed004 sec. 5).
+r"""Regression data sets with public boxes, for private random-feature regression
+(Liao, Needell & Xue 2024, Sec. 4).
 
 Every loader returns a :class:`RegressionDataset`: float64 features ``data`` (n, d), a
 float64 label ``target`` (n,), a *public* box ``bounds`` holding every row and public
@@ -471,15 +471,15 @@ def make_dprfm_synthetic(function="f1", n=1000, d=None, random_state=None, norma
     * ``'f1'``: f1(x) = sqrt(1 + ||x||_2), d = 5 by default;
     * ``'f2'``: f2(x) = sum_i exp(-|x_i|), d = 100 by default
 
-    (the defaults of d are the authors' code's: the paper does not state them; notes
-    sec. 5.2). Box: [-6, 6] per coordinate (public, a Gaussian tail of 2e-9 per
+    (the defaults of d are the authors' code's: the paper does not state them).
+    Box: [-6, 6] per coordinate (public, a Gaussian tail of 2e-9 per
     coordinate); a draw outside is clipped to the box before y is computed, so y = f(x)
     holds for every returned row, and the count is in ``clipped['x']``. Target bounds: the
     function's range on the box, [1, sqrt(1 + 6 sqrt(d))] for f1 and [d exp(-6), d] for f2.
 
     ``normalize_labels=True`` divides y by its Euclidean norm over the n rows, as the
     paper's code does (over train and test together): that is data-dependent, and not
-    what a private pipeline may do (notes sec. 2.4); the target bounds are then [0, 1].
+    what a private pipeline may do; the target bounds are then [0, 1].
     Draws: the (n, d) normal matrix from ``numpy.random.default_rng(random_state)``.
     """
     if function not in _SYNTHETIC_DIM:
@@ -550,7 +550,7 @@ _MEDICAL_CATEGORICAL = {"sex": ("female", "male"), "smoker": ("no", "yes"),
                         "region": ("northeast", "northwest", "southeast", "southwest")}
 _MIN_MAX_WARNING = (" The min-max scaling uses the data's own minimum and maximum: it is the "
                     "paper's preprocessing and is data-dependent, so the box [0, 1] is not "
-                    "public for a private pipeline (notes seed004 sec. 2.4 and 5.3).")
+                    "public for a private pipeline (Liao, Needell & Xue 2024, Sec. 4.1).")
 
 
 def load_dprfm_medical(directory=None, group="sex"):
@@ -566,7 +566,7 @@ def load_dprfm_medical(directory=None, group="sex"):
 
     The min-max scaling uses the data's own minimum and maximum: it is the paper's
     preprocessing and is data-dependent, so the box is not public for a private pipeline
-    (notes seed004 sec. 2.4 and 5.3). Needs pandas.
+    (Liao, Needell & Xue 2024, Sec. 4.1). Needs pandas.
     """
     loader = "load_dprfm_medical"
     if group not in ("sex", "smoker"):
@@ -624,7 +624,7 @@ def load_dprfm_wine(directory=None, color="red"):
 
     The min-max scaling uses the data's own minimum and maximum: it is the paper's
     preprocessing and is data-dependent, so the box is not public for a private pipeline
-    (notes seed004 sec. 2.4 and 5.3). Needs pandas.
+    (Liao, Needell & Xue 2024, Sec. 4.1). Needs pandas.
     """
     loader = "load_dprfm_wine"
     if color not in ("red", "white", "both"):

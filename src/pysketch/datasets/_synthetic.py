@@ -13,8 +13,8 @@ with the variance ratio :math:`\rho^2 = \sigma_{\mathrm{inter}}^2 / \sigma_{\mat
 (larger is better separated). The thesis parametrizes the separation by a scalar
 :math:`s` "coherent across dimensions" in eq. (4.6), printed as
 :math:`\sigma_{\mathrm{intra}} = s k^{1/d}`. As printed it cannot be right (footnote 11
-and Fig. 4.3 need "larger s = better separated"); the reading implemented here, from the
-project notes (seed003 sec. 4.1 and pitfall 18), is
+and Fig. 4.3 need "larger s = better separated"); the reading implemented here, the one
+consistent with footnote 11 and Fig. 4.3, is
 
 .. math::
 
@@ -148,7 +148,7 @@ def _isotropic_scales(k, d, separation, sigma_intra, sigma_inter):
             "give exactly one of separation (s, with sigma_inter = s * k**(1/d) * sigma_intra) "
             f"and sigma_inter; got separation={separation!r}, sigma_inter={sigma_inter!r}"
         )
-    # Chatalic 2020 thesis, eq. (4.6) as corrected in the notes (seed003 sec. 4.1):
+    # Chatalic 2020 thesis, eq. (4.6) as corrected above (footnote 11, Fig. 4.3):
     # sigma_inter = s k^(1/d) sigma_intra, so rho = sigma_inter / sigma_intra = s k^(1/d).
     growth = k ** (1.0 / d)
     if sigma_inter is None:
@@ -297,7 +297,7 @@ def make_gmm(
         ``separation`` (s; derived from sigma_inter when that was given), ``rho2``
         (:math:`\sigma_{\mathrm{inter}}^2/\sigma_{\mathrm{intra}}^2`) and
         ``min_center_distance`` (the separation :math:`\varepsilon` of eq. (4.1) of the
-        drawn centers, +inf when k = 1; the notes recommend it, not the asymptotic
+        drawn centers, +inf when k = 1; use it, not the asymptotic
         formula (4.14), to set the kernel scale of synthetic benchmarks).
 
     Raises
@@ -721,7 +721,7 @@ def _into_unit_ball(Y, max_norm, dtype):
 def make_low_rank(n, d, k, *, nu=0.05, random_state=None, dtype=np.float64):
     r"""Low-rank records in the unit ball: the data of the thesis' Fig. 9.7 (compressive PCA).
 
-    Chatalic (2020, sec. 9.3; notes seed000 sec. 7, "Fig. 9.7"):
+    Chatalic (2020 thesis, sec. 9.3, Fig. 9.7):
 
     .. math::
 
@@ -880,7 +880,7 @@ def make_random10(n=27_000, d=10, random_state=None):
     """The Random10 data of the M2M paper: n records uniform on the unit cube [0, 1]^d.
 
     Houssiau, Schellekens et al., "M2M: a general method to perform various data analysis
-    tasks from a differentially private sketch", Sec. 4.1 (notes seed001 sec. 5.1): "uniform
+    tasks from a differentially private sketch", Sec. 4.1 (2022): "uniform
     sampling on [0,1]^10", n = 27 000 (the size of their LifeSci data), d = 10. Since M2M's
     synthetic points are drawn uniformly on the same box, there is no distributional shift
     on these data.

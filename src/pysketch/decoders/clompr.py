@@ -3,8 +3,8 @@
 Keriven, Bourrier, Gribonval & Perez, "Sketching for large-scale learning of mixture
 models" (Inf. & Inference 2017) and Keriven, Tremblay, Traonmilin & Gribonval,
 "Compressive k-means" (ICASSP 2017); Chatalic's thesis Algorithm 2.1 and sec. 4.1.2. The
-settings the thesis leaves out follow the notes (seed003 sec. 2.2), which reconstruct the
-reference implementation:
+settings the thesis leaves out follow the reference implementation (pycle's
+``CLOMP.fit_once``, the code of Keriven et al.):
 
     r <- z, Theta <- {}
     for t = 1 .. 2k:
@@ -23,7 +23,7 @@ repeated `n_init` times from random starts, keeping the smallest residual ||z - 
 Every objective and gradient is computed for all atoms at once: the phases through the
 operator (dense BLAS or the structured C++ blocks), cos/sin and the residual terms in C++
 (pysketch._core.atom_terms), the gradients through the operator's adjoint. The analytic
-gradients (notes seed003 sec. 2.2, 2.4) are checked against finite differences in the tests.
+gradients (of the objectives of the thesis Algorithm 2.1) are checked against finite differences in the tests.
 """
 
 import concurrent.futures

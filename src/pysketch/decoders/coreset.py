@@ -143,7 +143,7 @@ def mixture_kmeans(means, variances, weights, n_clusters, *, n_draws=50_000, n_i
     from ..metrics import kmeans_plus_plus
 
     from .._checks import check_int, check_size, real_array, real_rows
-    from ..kernel_scale import check_data_magnitude
+    from .._checks import check_data_magnitude
 
     # real numbers only: a complex array cast to float64 would lose its imaginary part silently
     means = np.asarray(real_rows(means, "means"), dtype=np.float64)
@@ -191,8 +191,8 @@ def mixture_kmeans(means, variances, weights, n_clusters, *, n_draws=50_000, n_i
 DRAWS_PER_CLUSTER = 2000
 MIXTURE_DRAWS = 50_000
 
-#: Atoms of the over-complete mixture per cluster (issue 14 note: 2 per cluster left RSE
-#: 1.13-1.56 on the real data sets, 4 1.07-1.44, 8 1.01-1.28 at 3-5x the time).
+#: Atoms of the over-complete mixture per cluster (measured on the real data sets of
+#: benchmarks/quality/real_quality.py: 2 per cluster left RSE 1.13-1.56, 4 1.07-1.44, 8 1.01-1.28 at 3-5x the time).
 ATOMS_PER_CLUSTER = 4
 
 
@@ -210,7 +210,7 @@ class CoresetDecoder(Decoder):
     Gaussians fitted to the sketch (`coreset`, then `mixture_kmeans`). On a private
     sketch the greedy search stops at the release's noise level (without that stop it fit
     the noise with atoms in empty parts of the box: RSE 1.06-2449 at epsilon = 1 on the
-    real data sets, issue 14 note)."""
+    real data sets of benchmarks/quality/real_quality.py)."""
 
     name = "coreset"
     atoms = ("dirac",)

@@ -18,15 +18,15 @@ import math
 import numpy as np
 import scipy.optimize
 
-from .. import _core
 from .._state import FEATURE_MAPS
 from ..operators import FrequencyOperator
+from . import kernels as _kernels
 
 __all__ = ["ALPHA_BOUNDS", "ATOMS", "DecodingProblem", "DiracAtoms", "DiagonalGaussianAtoms", "IsotropicGaussianAtoms",
            "MixtureSolution", "atom_correlation", "atom_matrix", "bulk_proposal", "check_count_and_noise", "mixed_draw",
            "mixture_objective", "nnls", "refine_mixture", "screen"]
 
-ALPHA_BOUNDS = (1e-9, 2.0)  # notes seed003 sec. 2.2 (weights of normalized sketches)
+ALPHA_BOUNDS = (1e-9, 2.0)  # the weights of a normalized sketch's mixture (pycle's CL-OMPR bounds)
 
 
 def check_count_and_noise(count, noise_variance):
@@ -123,7 +123,7 @@ class DecodingProblem:
         if origin is not None:
             out.origin = c.copy()
             phase = self.apply(c[None, :])[0]  # Omega^T c in the data's units
-            cs, sn = _core.sincos(np.ascontiguousarray(phase))
+            cs, sn = _kernels.sincos(np.ascontiguousarray(phase))
             out.z = self.z * (cs - 1j * sn)
             out.zr = np.ascontiguousarray(out.z.real)
             out.zi = np.ascontiguousarray(out.z.imag)
@@ -135,14 +135,14 @@ class DecodingProblem:
         iterates are finite)."""
         out = np.empty((theta.shape[0], self.m))
         theta = np.ascontiguousarray(theta, dtype=np.float64)
-        self.operator._apply(theta if self.unit == 1.0 else theta * self.unit, out)
+        self.operator.apply_into(theta if self.unit == 1.0 else theta * self.unit, out)
         return out
 
     def adjoint(self, v):
         """Omega v for the rows of v (k x m, float64) (u Omega v in a unit u), unchecked
         like `apply`."""
         out = np.empty((v.shape[0], self.d))
-        self.operator._adjoint(np.ascontiguousarray(v, dtype=np.float64), out)
+        self.operator.adjoint_into(np.ascontiguousarray(v, dtype=np.float64), out)
         if self.unit != 1.0:
             out *= self.unit
         return out
@@ -258,7 +258,7 @@ class DiracAtoms:
 class DiagonalGaussianAtoms:
     """Diagonal Gaussians N(mu, diag(s2)) (GMM): a_j = exp(i omega_j^T mu - 1/2 sum_l
     omega_lj^2 s2_l) (thesis sec. 6.2.1). theta = (mu, s2), 2d parameters; bounds: mu in
-    the box, s2 in [(1e-4)^2, 0.5^2] times the squared box widths (notes seed003 sec. 2.4)."""
+    the box, s2 in [(1e-4)^2, 0.5^2] times the squared box widths (pycle's CL-OMPR bounds)."""
 
     def __init__(self, problem, lower, upper, sigma2_init=None):
         self.problem = problem
@@ -277,7 +277,7 @@ class DiagonalGaussianAtoms:
         mu = mixed_draw(rng, self.lower, self.upper, getattr(self, "proposal", None), size)
         if self.sigma2_init is not None:
             s2 = np.clip(np.broadcast_to(self.sigma2_init, mu.shape), self.s2_lower, self.s2_upper)
-        else:  # (10^U(-0.8, -0.1) width)^2 (notes seed003 sec. 2.4)
+        else:  # (10^U(-0.8, -0.1) width)^2 (pycle's CL-OMPR initialisation)
             s2 = (10.0 ** rng.uniform(-0.8, -0.1, mu.shape) * (self.upper - self.lower)) ** 2
         return np.concatenate([mu, s2], axis=1)
 
@@ -361,8 +361,8 @@ def atom_correlation(family, theta, r_real, r_imag):
     Gr = np.empty((1, m)) if amp is not None else None
     Gi = np.empty((1, m))
     corr, sq = np.empty(1), np.empty(1)
-    _core.atom_terms(P, amp, None, r_real, r_imag, Gr, Gi, corr, sq)
-    # ||a|| clamped below at 1e-15 sqrt(n_params) (notes seed003 pitfall 11): atoms of huge
+    _kernels.atom_terms(P, amp, None, r_real, r_imag, Gr, Gi, corr, sq)
+    # ||a|| clamped below at 1e-15 sqrt(n_params): atoms of huge
     # variance vanish numerically
     norm = max(math.sqrt(sq[0]), 1e-15 * math.sqrt(family.n_params))
     g, n = corr[0], norm
@@ -381,7 +381,7 @@ def mixture_objective(family, theta, alpha, problem, want_grad=True):
     Gi = np.empty((k, m)) if want_grad else None
     Gr = np.empty((k, m)) if want_grad and amp is not None else None
     g_alpha = np.empty(k)
-    F = _core.atom_terms(P, amp, np.ascontiguousarray(alpha, dtype=np.float64), problem.zr, problem.zi, Gr, Gi,
+    F = _kernels.atom_terms(P, amp, np.ascontiguousarray(alpha, dtype=np.float64), problem.zr, problem.zi, Gr, Gi,
                          g_alpha, None)
     if not want_grad:
         return F
@@ -393,7 +393,7 @@ def mixture_objective(family, theta, alpha, problem, want_grad=True):
 def atom_matrix(family, theta):
     """The atoms as an (m, k) complex matrix."""
     P, amp = family.phases(theta)
-    c, s = _core.sincos(P.reshape(-1))
+    c, s = _kernels.sincos(P.reshape(-1))
     A = (c + 1j * s).reshape(P.shape)
     if amp is not None:
         A = A * amp
@@ -402,7 +402,7 @@ def atom_matrix(family, theta):
 
 def nnls(A, z):
     """argmin_{x >= 0} ||z - A x|| for complex A (m x k) and z: real and imaginary parts
-    stacked (notes seed003 sec. 2.2)."""
+    stacked (a real NNLS of twice the rows)."""
     M = np.concatenate([A.real, A.imag])
     b = np.concatenate([z.real, z.imag])
     x, _ = scipy.optimize.nnls(M, b, maxiter=50 * M.shape[1])
@@ -473,7 +473,7 @@ def screen(family, r, candidates):
     """The normalized correlation Re(a^H r) / ||a|| of every candidate atom (rows)."""
     P, amp = family.phases(candidates)
     corr, sq = np.empty(P.shape[0]), np.empty(P.shape[0])
-    _core.atom_terms(P, amp, None, np.ascontiguousarray(r.real), np.ascontiguousarray(r.imag), None, None, corr, sq)
+    _kernels.atom_terms(P, amp, None, np.ascontiguousarray(r.real), np.ascontiguousarray(r.imag), None, None, corr, sq)
     return corr / np.maximum(np.sqrt(sq), 1e-15 * math.sqrt(family.n_params))
 
 

@@ -1,15 +1,15 @@
 """Principal subspaces from a quadratic sketch: the Burer-Monteiro decoder.
 
 A quadratic sketch's mean is z = M(C) = [omega_j^T C omega_j]_j, rank-one measurements of
-the records' second-moment matrix C about the map's centre (notes seed000 sec. 1.3; thesis
-(9.11)). The decoder fits a rank-k factor U (d x k) and an isotropic floor s >= 0,
+the records' second-moment matrix C about the map's centre (Chatalic et al. 2022, Def. 6;
+thesis (9.11)). The decoder fits a rank-k factor U (d x k) and an isotropic floor s >= 0,
 
     min_{U, s}  || M(U U^T + s I) - z ||_2^2 / ||z||_2^2,      M(s I)_j = s ||omega_j||^2,
 
 (the thesis' (9.12), which has no floor), keeps the start of smallest residual, and
 returns the top-k eigenvectors of U U^T through a QR of U (U = Q R, U U^T = Q (R R^T) Q^T:
 a k x k eigenproblem). With P = Omega^T U (m x k) and the residual e = rowsum(P^2) + s w - z,
-the gradient is 4 Omega diag(e) P in U and 2 e^T w in s (notes seed003 sec. 2.6): both
+the gradient is 4 Omega diag(e) P in U and 2 e^T w in s (derived from the objective): both
 through the operator's products for all k columns at once, a range of frequencies at a
 time, so memory is O(kd + m) and no d x d matrix is ever formed.
 
@@ -176,7 +176,7 @@ class SubspaceProblem:
         for start, op in self.ranges(k):
             mc = op.m
             P = ws.get("P", (k, mc), dt)
-            op._apply(Ut, P)
+            op.apply_into(Ut, P)
             e = np.einsum("ij,ij->j", P, P, dtype=np.float64)
             w = self._weights(start, start + mc)
             if s != 0.0:
@@ -187,7 +187,7 @@ class SubspaceProblem:
             ee += float(e @ e)
             ew += float(e @ w)
             P *= e.astype(dt, copy=False)
-            op._adjoint(P, g)
+            op.adjoint_into(P, g)
             G += g
         return ee, ew
 
@@ -265,7 +265,7 @@ class SubspaceProblem:
         for start, op in self.ranges(2 * k):
             mc = op.m
             P = ws.get("P", (2 * k, mc), dt)
-            op._apply(W, P)
+            op.apply_into(W, P)
             # sum_i P_ij Q_ij in the operator's dtype: rounding of the order of the products' own
             q = np.einsum("ij,ij->j", P[:k], P[k:]).astype(np.float64)
             q *= 2.0
@@ -277,7 +277,7 @@ class SubspaceProblem:
             qw += float(q @ w)
             Pu = P[:k]
             Pu *= q.astype(dt, copy=False)
-            op._adjoint(Pu, g)
+            op.adjoint_into(Pu, g)
             G += g
         c = 4.0 / self._zs / self._zu * unit
         G *= c
@@ -296,7 +296,7 @@ class SubspaceProblem:
         for start, op in self.ranges(2 * k):
             mc = op.m
             P = ws.get("P", (2 * k, mc), dt)
-            op._apply(W, P)
+            op.apply_into(W, P)
             w = self._weights(start, start + mc)
             e0 = np.einsum("ij,ij->j", P[:k], P[:k], dtype=np.float64)
             if t != 0.0:
@@ -331,10 +331,10 @@ class SubspaceProblem:
         for start, op in self.ranges(p):
             mc = op.m
             P = ws.get("P", (p, mc), dt)
-            op._apply(Vt, P)
+            op.apply_into(Vt, P)
             zc = self.z[start : start + mc] / self._zu
             P *= zc.astype(dt, copy=False)
-            op._adjoint(P, g)
+            op.adjoint_into(P, g)
             out += g
         if self._zw is None:
             self._zw = float(np.einsum("i,i->", self.z, self.w))  # (no contiguous copy of a broadcast w)
@@ -369,7 +369,7 @@ class SubspaceProblem:
         for start, op in self.ranges(k):
             mc = op.m
             P = ws.get("P", (k, mc), dt)
-            op._apply(Vt, P)
+            op.apply_into(Vt, P)
             cols = ws.get("cols", (k + 1, mc), np.float64)
             np.square(P, out=cols[:k])
             cols[k] = self._weights(start, start + mc)
@@ -498,7 +498,7 @@ class BurerMonteiro(Decoder):
         # any data scale, so the starts, the first step and the absolute gradient
         # tolerance of `lbfgs` mean the same thing at every scale (ValueError about the
         # data's scale beyond [2^-504, 2^504], pysketch.kernel_scale.data_unit)
-        from ..kernel_scale import data_unit
+        from .._checks import data_unit
 
         unit = data_unit(math.sqrt(trace / d), "the records' spread about the centre (from the sketch)")
         trace_u = trace / unit / unit
@@ -677,7 +677,7 @@ def lbfgs(fun, x0, *, max_iter=1000, memory=10, ftol=1e-12, gtol=1e-14, rtol=0.0
     The pairs are kept in `history` (float32 halves their memory; the products with them
     are summed in float64). The points given to fun are reused buffers: fun must not keep
     them. Returns (x, f, iterations). Its own cost is O(memory * len(x)) per iteration:
-    scipy's L-BFGS-B measured 10-30 ms per iteration at 10^4 variables here (issue 16 note)."""
+    scipy's L-BFGS-B measured 10-30 ms per iteration at 10^4 variables here."""
     x = np.array(x0, dtype=np.float64)
 
     def into(xv, out):

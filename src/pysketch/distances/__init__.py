@@ -1,4 +1,5 @@
-"""Private Euclidean distances from noisy sparse JL sketches (Stausholm; notes seed002).
+"""Private Euclidean distances from noisy sparse JL sketches (Stausholm 2021,
+"Improved differentially private Euclidean distance approximation").
 
 Each party releases S x + eta under one public operator S (`SparseJLOperator.draw(d, k,
 s, random_state=public_seed)`); anyone estimates ||x - y||^2 from two releases, unbiased,

@@ -1,5 +1,5 @@
 r"""Exact moments of the private squared-distance estimators (Stausholm, "Improved
-differentially private Euclidean distance approximation"; notes seed002 sec. 4.2, 5).
+differentially private Euclidean distance approximation", 2021, Sec. 5-6: Lemmas 3 and 10, Corollary 1).
 
 For releases a = S x + eta and b = S y + mu with zero-mean i.i.d. noise of second and
 fourth moments m2, m4 (the same law on both sides) and z = x - y, Z2 = ||z||_2^2,
@@ -10,9 +10,10 @@ Z4 = ||z||_4^4, Lemma 3 of the paper (exact) gives
 
 with Var_S = (2/k)(Z2^2 - Z4) for the sparse JL transforms (the exact value behind
 Lemma 10; any s), (2/k) Z2^2 for the Gaussian JL with N(0, 1/k) entries, and for the
-normalized FJLT (2/k) Z2^2 + (3/(d k))(1/q - 1)(3 Z2^2 - 2 Z4) (notes sec. 5.1, derived).
-With unequal noise laws the correction is k (m2_a + m2_b) and the variance is the notes'
-heterogeneous form. The paper's Theorem 3 prints the Laplace correction as 2 k s /
+normalized FJLT (2/k) Z2^2 + (3/(d k))(1/q - 1)(3 Z2^2 - 2 Z4) (derived from the
+construction of Sec. 5.1, checked by Monte Carlo in the tests).
+With unequal noise laws the correction is k (m2_a + m2_b) and the variance is the
+heterogeneous form of the same derivation. The paper's Theorem 3 prints the Laplace correction as 2 k s /
 epsilon^2; with Lap(sqrt(s)/epsilon), m2 = 2 s / epsilon^2 and the correction is 4 k s /
 epsilon^2 (erratum; tests/test_distances.py shows the printed one biased by 2ks/eps^2).
 """
@@ -62,7 +63,8 @@ def conditional_variance(k, SZ2, m2, m4):
 
 def fjlt_input_variance(k, d, q, Z2, Z4, sigma):
     """Exact variance of the input-perturbed FJLT estimator (1/k)||Phi(x + eta) -
-    Phi(y + mu)||^2 - 2 d sigma^2 (notes seed002 sec. 5.3, derived and checked there)."""
+    Phi(y + mu)||^2 - 2 d sigma^2 (input perturbation, Stausholm 2021, Lemma 8;
+    the variance derived here, checked by Monte Carlo in the tests)."""
     tau2 = 2.0 * sigma * sigma
     c1 = 2.0 / k + 9.0 / (d * k) * (1.0 / q - 1.0)
     c2 = 6.0 / (d * k) * (1.0 / q - 1.0)
@@ -73,7 +75,8 @@ def fjlt_input_variance(k, d, q, Z2, Z4, sigma):
 
 
 def optimal_k(Z2, m2, m4):
-    """k* = Z2 / sqrt(m4 + m2^2), minimizing (2/k) Z2^2 + 2 k (m4 + m2^2) (notes sec. 4.4):
+    """k* = Z2 / sqrt(m4 + m2^2), minimizing (2/k) Z2^2 + 2 k (m4 + m2^2) (Stausholm 2021,
+    Sec. 6.2.1):
     no single k is optimal for every distance; Z2 is a typical squared distance."""
     return Z2 / math.sqrt(m4 + m2 * m2)
 

@@ -24,8 +24,7 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
         k, the sketch length (a multiple of `sparsity` for the block construction).
     sparsity : int
         s, nonzeros per column of S (the estimator's variance does not depend on s, its
-        Laplace noise grows with it: s = 1 minimizes the variance under Laplace noise;
-        notes seed002 sec. 0 item 8).
+        Laplace noise grows with it: s = 1 minimizes the variance under Laplace noise).
     construction : {'block', 'graph'}
     epsilon, delta, mechanism, contribution
         The release of each row (pysketch.distances.release): (epsilon, delta)-DP per row

@@ -1,6 +1,6 @@
 """The public data domain of the M2M method: a box, some of whose coordinates may be discrete.
 
-M2M (notes seed001 sec. 2.2) fits its linear models of the features over synthetic points
+M2M (Houssiau et al. 2022, Sec. 3.1) fits its linear models of the features over synthetic points
 drawn uniformly from a domain the analyst fixes a priori (the principle of maximum entropy):
 a box [lower, upper] of physical bounds, with discrete coordinates (a label in {0, 1}, a
 count) drawn uniformly from their allowed values. The domain is public, like the feature
@@ -45,7 +45,7 @@ class Domain:
         if not (hi > lo).all():
             bad = int(np.flatnonzero(~(hi > lo))[0])
             raise ValueError(f"upper must be > lower in every coordinate; column {bad} has [{lo[bad]}, {hi[bad]}]")
-        from ..kernel_scale import check_box_width
+        from .._checks import check_box_width
 
         check_box_width(lo, hi, "the bounds")  # the unit box divides by the widths: none subnormal or infinite
         self.lower, self.upper = lo, hi

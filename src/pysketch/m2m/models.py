@@ -1,5 +1,5 @@
 r"""Implicit M2M: models fitted on synthetic points re-weighted by a (private) sketch
-([P] Sec. 3.5; notes seed001 sec. 3 item 6).
+(Houssiau et al. 2022, Sec. 3.5).
 
 For a record x = (x_bar, y) and a loss L_theta(x) = l(F_theta(x_bar), y), the M2M estimate
 of the empirical risk (1/n) sum_i L_theta(x_i) is sum_j w_j L_theta(x~_j) with the
@@ -10,7 +10,7 @@ minimising it over theta is an ordinary weighted fit on the synthetic points:
 
 n^ the released count: with weights of total mass ~1 this is scikit-learn's objective
 (C times the summed loss over n records plus half the squared norm). Up to ~40 % of the
-weights are negative in weakly regularised settings (notes P3): the weighted logistic loss
+weights are negative in weakly regularised settings (measured): the weighted logistic loss
 alone is then unbounded below along some directions, and the L2 term (on the intercept
 too, with a small weight INTERCEPT_RIDGE) is what keeps the objective bounded (the loss grows at most linearly in
 theta); ``negative_weights='clip'`` instead drops them (w -> max(w, 0), rescaled to the

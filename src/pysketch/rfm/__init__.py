@@ -1,4 +1,5 @@
-"""Private random-feature regression (notes seed004): the published min-norm model with
+"""Private random-feature regression (Liao, Needell & Xue 2024, "Differentially
+private random feature model"): the published min-norm model with
 output perturbation (:mod:`.published`), its baselines (:mod:`.baselines`), a
 sufficient-statistics regressor with a worst-case guarantee (:mod:`.ssp`), the
 scikit-learn estimators, and the excess-risk fairness measures (:mod:`.fairness`)."""

@@ -1,4 +1,4 @@
-r"""The baselines of the published random-feature model (notes seed004 sec. 5.1, sec. 4.4),
+r"""The baselines of the published random-feature model (Liao, Needell & Xue 2024, Sec. 4),
 each returning ``(coef, record)``: the released coefficients and a privacy record stating
 the neighbouring relation, the sensitivity, the noise law, its covariance in closed form
 (``noise_covariance``: a scalar s meaning s I, or a
@@ -136,7 +136,8 @@ def _spectral(F):
 
 def objective_perturbation(F, y, epsilon, *, lam=1e-5, c=2.0, insecure_seed=None):
     r"""CMS 2011 Algorithm 2 (objective perturbation) applied to the squared loss, as the
-    authors' code ``objective_perturb`` does (notes sec. 5.1; not reported in the paper):
+    authors' public code (github.com/liaochunyang/DPRFM) ``objective_perturb`` does (not
+    reported in the paper):
 
         theta = argmin (1/m) ||F theta - y||^2 + lam ||theta||^2 + b^T theta / m + (Delta/2) ||theta||^2,
 
@@ -370,8 +371,8 @@ def objective_perturbation_ball(F, y, epsilon, *, lam, radius=None, feature_boun
 
 
 def dp_sgd_sigma(m, epsilon, delta, *, n_iter=None, step=None):
-    """(sigma, Delta): the noise std and sensitivity of the authors' ``DPRF_SGD`` (notes
-    sec. 5.1), for T = n_iter (default m) steps of size eta = step (default 1/m):
+    """(sigma, Delta): the noise std and sensitivity of the authors' ``DPRF_SGD`` (their
+    public code), for T = n_iter (default m) steps of size eta = step (default 1/m):
     C_T = max(sqrt(3 m log(2m/delta) / T), 3 m log(2m/delta) / T),
     Delta = 4 e eta^2 (1 + sqrt(eta T))^2 T (1 + C_T) (1 + T (1 + C_T) / m) / m,
     sigma = sqrt(2 log(2.5/delta)) Delta / epsilon (0.751 at m = T = 1000, eps = 1,
@@ -390,7 +391,7 @@ def dp_sgd_sigma(m, epsilon, delta, *, n_iter=None, step=None):
 
 def expected_test_mse_dp_sgd(mse_nonprivate, mean_sq_feature_norm, m, epsilon, delta, *, n_iter=None, step=None):
     """E[test MSE] of the DP-SGD baseline (:func:`dp_sgd`) around its
-    own non-private SGD iterate: isotropic noise of the code's sigma (notes sec. 5.1; about
+    own non-private SGD iterate: isotropic noise of the code's sigma (about
     0.564/eps^2 at m = T = 1000, step 1/m, delta = 1e-5)."""
     sigma, _ = dp_sgd_sigma(m, epsilon, delta, n_iter=n_iter, step=step)
     return expected_test_mse(mse_nonprivate, mean_sq_feature_norm, sigma)
@@ -478,8 +479,8 @@ def ridge_sensitivity(m, lam, feature_bound, label_bound):
 
 def private_ridge(F, y, epsilon, delta, *, lam, feature_bound, label_bound, calibration="strong_convexity",
                   mechanism="analytic", accountant=None, insecure_seed=None):
-    """Gaussian output perturbation of ridge regression (the paper's fairness baseline,
-    notes sec. 4.2 and 5.1, with an honest sensitivity).
+    """Gaussian output perturbation of ridge regression (the fairness baseline of
+    Liao, Needell & Xue 2024, Sec. 4.2, with an honest sensitivity).
 
     Records are first brought into the public bounds: a feature row with ||phi|| >
     feature_bound is rescaled onto the ball, a label with |y| > label_bound clipped (each

@@ -1,4 +1,5 @@
-r"""Excess risk of a private release and its gap between groups (notes seed004 sec. 4).
+r"""Excess risk of a private release and its gap between groups (Liao, Needell & Xue 2024, Sec. 3.4
+and 4.2).
 
 For a model linear in its parameters, prediction ``phi(x)^T theta``, the risk on a data
 set D is the mean squared error ``L(theta, D) = mean_{(x, y) in D} (phi(x)^T theta - y)^2``.
@@ -10,7 +11,7 @@ The *excess risk* of a random release ``theta_hat`` against the non-private
 (the expectation over the mechanism's noise), and the *excess risk gap* of a group
 ``D_a`` is ``xi_a = |R(D) - R(D_a)|`` (Tran, Dinh and Fioretto; the paper's sec. 3.4).
 
-**Exact form** (notes sec. 4.3). Write the release as ``theta_hat = theta_bar + z`` with
+**Exact form** (derived here). Write the release as ``theta_hat = theta_bar + z`` with
 ``E z = 0`` and ``Cov z = C``. Output perturbation has ``theta_bar = theta_sharp`` and
 ``C = s^2 I``; objective perturbation has a bias ``theta_bar != theta_sharp`` and a
 matrix C. Then, with ``b = theta_bar - theta_sharp`` and the residual
@@ -23,7 +24,7 @@ matrix C. Then, with ``b = theta_bar - theta_sharp`` and the residual
 exactly: the cross term ``2 (phi^T theta_bar - y) phi^T z`` has mean zero. For output
 perturbation the gap is ``s^2 |mean_D ||phi||^2 - mean_{D_a} ||phi||^2|``, which is 0
 when every group has the same mean squared feature norm -- the paper's fairness argument
-for random features (notes sec. 4.1); with the ``'unit'`` layout of
+for random features (Liao, Needell & Xue 2024, Sec. 3.4); with the ``'unit'`` layout of
 :class:`~pysketch.rfm.RandomFeatures` the norm is exactly 1 for every x.
 
 **Monte Carlo** with common random numbers. Given T draws ``theta_hat_t`` (or a function
@@ -32,7 +33,7 @@ that draws them), the excess loss of each draw is evaluated on D and on every gr
 ``d_t(a) = [L(theta_t, D) - L(theta_sharp, D)] - [L(theta_t, D_a) - L(theta_sharp, D_a)]``;
 the reported gap is ``|mean_t d_t(a)|`` with the standard error ``std_t d_t(a) / sqrt(T)``.
 The common draws cancel most of the noise that independent draws for D and D_a would
-leave (notes pitfall 12: with 100 independent draws the paper's plotted gaps are mostly
+leave (with 100 independent draws, as in the paper's Sec. 4.2, the plotted gaps are mostly
 Monte Carlo noise). The mean of ``|d_t|`` is *not* used: it is biased upwards. Each excess
 loss is computed from ``theta_t - theta_sharp`` (``mean[(phi^T delta)^2 + 2 r phi^T
 delta]``) rather than as a difference of two losses, so a small noise on a large residual

@@ -1,7 +1,7 @@
-r"""Random Fourier features for regression (notes seed004 sec. 1 and 6, items 1-2).
+r"""Random Fourier features for regression (Liao, Needell & Xue 2024, Sec. 2.2).
 
 The frequencies are public randomness, drawn from ``random_state`` before any data is seen
-(notes pitfall 15) and kept with the model: a prediction needs them. The features are
+(public randomness, independent of the data) and kept with the model: a prediction needs them. The features are
 computed by the core's fused product-and-cos/sin kernel through an existing
 :class:`~pysketch.features.FeatureMap` ('real': ``[cos(Omega^T x + u), sin(Omega^T x + u)]``),
 so every operator of :mod:`pysketch.operators` (dense, or structured R3 / GR2 / Fastfood)
@@ -11,7 +11,7 @@ Two layouts:
 
 ``'cos'``
     ``phi_k(x) = sqrt(2/N) cos(omega_k^T x + b_k)``, k = 1..N, b uniform on [0, 2 pi): the
-    authors' code (notes sec. 1.1, "[code] features"). ``||phi(x)||^2 <= 2`` for every x
+    the authors' public code, github.com/liaochunyang/DPRFM. ``||phi(x)||^2 <= 2`` for every x
     (about 1 on average); each ``|phi_k| <= sqrt(2/N)``.
 ``'unit'``
     ``phi(x) = [cos(Omega^T x), sin(Omega^T x), 1] / sqrt(N + 1)`` when
@@ -24,8 +24,8 @@ Two layouts:
 The frequency scale is stated as a standard deviation (``frequency_std``: omega ~ N(0,
 frequency_std^2 I)) or as the kernel's length scale (``length_scale`` = 1 /
 frequency_std; the Gaussian kernel exp(-||x - x'||^2 / (2 length_scale^2))): the paper
-writes "sigma^2 = 40" while its code draws with standard deviation 40 (notes sec. 1.1 and
-pitfall 5), so the name says which.
+writes "sigma^2 = 40" while its code draws with standard deviation 40 (in its
+experiments of Sec. 4.1), so the name says which.
 """
 
 import math
@@ -66,7 +66,7 @@ class RandomFeatures:
         'unit' only: append the constant feature (the model's intercept).
     operator : {'dense', 'r3', 'gr2', 'fastfood'}
         How Omega is represented. Only 'dense' has i.i.d. Gaussian frequencies, which
-        the published analysis assumes (notes sec. 6, structured features).
+        the published analysis assumes.
     random_state : None, int or numpy.random.Generator
         The public seed of Omega and the phases b.
     """
@@ -87,7 +87,7 @@ class RandomFeatures:
             self.frequency_std = check_positive(frequency_std, "frequency_std")
         else:
             self.frequency_std = 1.0 / check_positive(length_scale, "length_scale")
-        from ..kernel_scale import check_data_magnitude
+        from .._checks import check_data_magnitude
 
         # a length at the data's scale: its frequencies' variance 1 / length^2 must be a float
         with np.errstate(divide="ignore", over="ignore"):

@@ -1,5 +1,5 @@
 r"""The published differentially private random-feature model (Liao, Needell & Xue 2024,
-Algorithm 1), done right (notes seed004 sec. 2.2-2.4, sec. 6 items 6-9, pitfalls 1-7).
+Algorithm 1), done right (Sec. 3.1-3.2: Algorithm 1, Lemma 6, Theorem 5).
 
 Algorithm 1 fits the min-norm interpolating coefficients ``c = F^+ y`` on random
 Fourier features and releases ``c + z``, ``z ~ N(0, sigma^2 I)``. Its sensitivity, Lemma 6
@@ -30,7 +30,7 @@ the same kernel matrix as ``A A^* / N``, so the same eigenvalue assumption reads
 independent of N. With raw cosines ``C = cos(...)`` (entries in [-1, 1], Gram ``C C^T``
 with diagonal about N/2) the same assumption gives ``lambda_min(C C^T) >= N (1 - 2 eta) / 2``
 and ``Delta_raw_cos = sqrt(2) Delta_unit_modulus``; since ``F = sqrt(2/N) C``,
-``Delta_cos = sqrt(N/2) Delta_raw_cos`` (notes sec. 6 item 6): the sqrt(2) of the cosine
+``Delta_cos = sqrt(N/2) Delta_raw_cos`` (Lemma 6 restated for these features): the sqrt(2) of the cosine
 layout cancels against the sqrt(2/N) normalisation. The authors' code applies the
 unit-modulus value ``4 / sqrt(N)`` (eta = 3/8) to the 'cos' features: its noise is
 ``sqrt(N)`` times too small (``calibration='paper'``, not DP).
@@ -132,7 +132,7 @@ def paper_sigma(n_frequencies, eta, epsilon, delta):
 def scale_labels(y, label_bound, n_max):
     """Labels clipped to the public bound ``|y_j| <= label_bound`` and divided by
     ``label_bound * sqrt(n_max)``, so that ``||y||_2 <= 1`` for every data set of at most
-    ``n_max`` records (notes sec. 2.4 item 1, pitfall 3), without reading any statistic of
+    ``n_max`` records (the bound Lemma 6 assumes, made public), without reading any statistic of
     the data. Returns ``(scaled labels, number clipped)``; clipping warns with the count
     (RuntimeWarning), never silently. ``n > n_max`` raises."""
     B = check_positive(label_bound, "label_bound")
@@ -164,8 +164,8 @@ def _gram_units(layout, N):
 
 def check_conditions(F_or_gram, n_frequencies, m, eta, *, layout="cos", kind="auto", data_scale=None,
                      frequency_std=None, warn=True):
-    """Diagnostic report on the conditions of Lemma 6 / Theorem 5 (notes sec. 2.4 items
-    2-3). **Computed on the private data: not differentially private. Do not release
+    """Diagnostic report on the conditions of Lemma 6 / Theorem 5 (Liao, Needell & Xue 2024,
+    Sec. 3.2). **Computed on the private data: not differentially private. Do not release
     the report or any value in it**; use it to choose N and eta before a private run, or
     to refuse one.
 
@@ -333,7 +333,7 @@ def output_perturbation(coef, epsilon, delta, *, n_frequencies, eta=3 / 8, calib
 
 
 def expected_test_mse(mse_nonprivate, mean_sq_feature_norm, sigma):
-    """E[test MSE] of ``coef + z``, ``z ~ N(0, sigma^2 I)`` (notes sec. 5.6): for a model
+    """E[test MSE] of ``coef + z``, ``z ~ N(0, sigma^2 I)`` (derived here): for a model
     linear in its coefficients the cross term has mean zero and
     ``E (z^T phi(x))^2 = sigma^2 ||phi(x)||^2``, so
     ``E = mse_nonprivate + sigma^2 * mean_x ||phi(x)||^2`` exactly over the noise. With the
