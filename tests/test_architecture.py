@@ -470,12 +470,9 @@ CORE_BACKENDS = {
     "rfm": "pysketch.rfm.solvers",              # Kaczmarz / SGD row updates
 }
 
-#: modules that still import _core themselves and cannot be edited now
-#: (pending: issue 38 item 1)
-CORE_PENDING = {
-    "pysketch.estimators",  # pending: issue 38 item 1 (column_bounds -> blocks.update_column_bounds,
-                            # nearest_centers -> cluster.nearest_centers)
-}
+#: modules allowed to import _core themselves for now (none left; a module listed here
+#: that no longer needs it fails the test, so the list cannot go stale)
+CORE_PENDING = set()
 
 
 def _imports_core(name, tree, is_package=None, known=None):
@@ -526,12 +523,8 @@ def test_a_core_import_outside_the_backend_would_be_found(src):
 RANGE_CHECKS = {"check_data_magnitude", "data_unit", "check_box_width",
                 "MAX_DATA_EXPONENT", "COMFORT_EXPONENT", "MIN_WIDTH_EXPONENT"}
 
-#: modules that still import them from pysketch.kernel_scale and cannot be edited now
-RANGE_PENDING = {
-    "pysketch.estimators",      # pending: issue 38 item 1
-    "pysketch.pca",             # pending: issue 38 item 1
-    "pysketch.rfm.estimators",  # pending: issue 38 item 1
-}
+#: modules allowed to import them from pysketch.kernel_scale for now (none left)
+RANGE_PENDING = set()
 
 
 def _range_check_imports(name, tree, is_package=None, known=None):
@@ -585,14 +578,8 @@ NOTE_CITATION = re.compile(
     r"|\bthe\s+(?:project\s+)?notes\b"          # the notes' erratum, the project notes
     , re.IGNORECASE)
 
-#: files whose citations cannot be edited now: pending: issue 38 item 1 (the exact
-#: changes are listed in the issue)
-CITATION_PENDING = {
-    "pysketch.distances.release", "pysketch.estimators", "pysketch.m2m.core", "pysketch.pca",
-    "pysketch.privacy", "pysketch.privacy.mechanisms", "pysketch.privacy.nsr",
-    "pysketch.privacy.private_sketch", "pysketch.privacy.release", "pysketch.privacy.sensitivity",
-    "pysketch.privacy.subsampling", "pysketch.rfm.estimators", "pysketch.rfm.ssp",
-}
+#: modules allowed to cite notes outside the repository for now (none left)
+CITATION_PENDING = set()
 
 
 def _text_blocks(source):

@@ -17,14 +17,15 @@ import warnings
 
 import numpy as np
 
-from . import _core
 from ._base import BaseEstimator, ClusterMixin, DensityMixin, TransformerMixin, not_fitted_error
 from ._checks import check_array, check_bounds, check_relation, float_dtype
 from ._checks import check_int as _check_int
 from ._checks import check_size
 from ._random import as_generator
 from .accumulate import SketchAccumulator
-from .blocks import box_stats, check_records, column_bounds, is_dask_collection, map_blocks, map_reduce
+from .blocks import (box_stats, check_records, column_bounds, is_dask_collection, map_blocks, map_reduce,
+                     update_column_bounds)
+from .cluster import nearest_centers
 from .decoders import DECODERS
 from .features import make_feature_map
 from .frequencies import FrequencyLaw, make_law
@@ -304,7 +305,7 @@ class _CompressiveMixture(BaseEstimator):
             sigma = self._scale(X, rng)
         timer.stop()
         # the rest of the budget: the split optimized at the public size from which the
-        # default sketch size is useful (notes seed000 sec. 5); the count first, its 95%
+        # default sketch size is useful (Chatalic et al. 2022, eq. (26)); the count first, its 95%
         # lower confidence bound then sets the sketch size by the rule
         # 2kd <= m <= n^2 eps^2 / (10^3 kd), capped at the default
         if pilot_eps:
@@ -594,7 +595,7 @@ def _decode_unit(bounds, what):
     """The power of two the decoder works in for the box `bounds` (pysketch.kernel_scale.
     data_unit of its largest |coordinate|); ValueError naming `what`'s magnitude beyond the
     supported range [2^-504, 2^504]."""
-    from .kernel_scale import data_unit
+    from ._checks import data_unit
 
     lo, hi = bounds
     return data_unit(max(float(np.max(np.abs(lo))), float(np.max(np.abs(hi)))), what)
@@ -755,7 +756,7 @@ def _check_sigma(sigma, dtype):
     """ValueError about the data's scale when the kernel scale sigma (a length at the
     data's scale) lies beyond the supported range (pysketch.kernel_scale.
     check_data_magnitude) or, for float32 sketches, beyond 2^+-FLOAT32_SCALE_EXPONENT."""
-    from .kernel_scale import check_data_magnitude
+    from ._checks import check_data_magnitude
 
     check_data_magnitude(sigma, "the kernel scale (a length at the data's scale)")
     limit = math.ldexp(1.0, FLOAT32_SCALE_EXPONENT)
@@ -813,7 +814,7 @@ def _bounds(X, lo=None, hi=None):
         np.minimum(lo, blo, out=lo)
         np.maximum(hi, bhi, out=hi)
     else:
-        _core.column_bounds(X, lo, hi)
+        update_column_bounds(X, lo, hi)
     return lo, hi
 
 
@@ -840,7 +841,7 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
         'auto': dense below 64 features, R3 blocks from 64 on.
     frequency_law : {'auto', 'gaussian', 'adapted_radius', 'folded_gaussian', 'log_uniform'} or FrequencyLaw
         'auto' (default): 'gaussian' for CL-OMPR and CL-AMP (measured better than adapted
-        radius for k-means here; see the project notes), 'log_uniform' (multi-scale,
+        radius for k-means here; benchmarks/quality/kmeans_quality.py), 'log_uniform' (multi-scale,
         pysketch.LogUniformLaw over the spread) for the coreset decoder.
     decoder : {'auto', 'clompr', 'cl_amp', 'coreset', 'grid'} or another registered decoder, default 'auto'
         'auto': a private fit with the Fourier settings (kernel_scale, sketch_size,
@@ -856,7 +857,7 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
         (clusters of unequal size and spread, heavy tails, continua such as image patches)
         'coreset' is far more robust (median RSE 1.06-1.41 on six real data sets where
         CL-OMPR gives 1.31-24.9), except on digits (1.22 against 1.04): see
-        benchmarks/quality/real_quality.py and the issue 14 note.
+        benchmarks/quality/real_quality.py.
     n_init : int, default 3
         Restarts (CL-OMPR) or random initializations (CL-AMP); the one whose mixture is closest to the sketch is kept.
         A clean `fit` with decoder='auto' runs CL-OMPR once: the pilot's candidates are its other starts.
@@ -1198,7 +1199,7 @@ def _nearest(X, C):
     d2 = np.empty(X.shape[0])
     if X.shape[0] == 0:
         return labels.astype(np.intp, copy=False), d2
-    _core.nearest_centers(X, np.require(C, np.float64, ["C", "A"]), labels, d2)
+    nearest_centers(X, np.require(C, np.float64, ["C", "A"]), labels, d2)
     return labels.astype(np.intp, copy=False), d2
 
 

@@ -10,7 +10,7 @@ release (the rule in `CompressivePCA`).
 The records are sketched once with random quadratic features (omega_j^T (x - c))^2 over a
 union of orthonormal bases (dense, or R3 blocks on the fast Walsh-Hadamard transform), so
 the mean sketch is z = M(C), rank-one measurements of the second moments C about the
-centre c (notes seed000 sec. 1.3). The Burer-Monteiro decoder (pysketch.decoders.subspace)
+centre c (Chatalic et al. 2022, Def. 6). The Burer-Monteiro decoder (pysketch.decoders.subspace)
 fits a rank-k factor plus an isotropic floor to z and returns the components. Memory is
 O(kd + m) throughout: no d x d matrix is formed, so d = 2^15 works where a covariance
 (8.6 GB in float64) does not.
@@ -165,8 +165,8 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
     --------------------
     With epsilon, the released quantities are the sketch's sum (Laplace or Gaussian noise
     at the quadratic map's sensitivity on the ball of radius data_norm: L1 = R^2 m / d
-    exactly for unions of orthonormal bases, L2 from the Riesz-Thorin bound; notes seed000
-    sec. 2.3), the record count (add/remove: discrete Laplace for COUNT_SHARE of the
+    exactly for unions of orthonormal bases, L2 from the Riesz-Thorin bound; Chatalic et al.
+    2022, Lemmas 9 and 13), the record count (add/remove: discrete Laplace for COUNT_SHARE of the
     sketch's epsilon; replace: public) and, when centre is None with the 'sketch' method,
     the private mean (`pysketch.privacy.moments.private_ball_mean`) for mean_share of
     (epsilon, delta); a covariance sketch's sum at SecondMomentMap's sensitivities (with the
@@ -364,10 +364,10 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         return self
 
     def _check_public_scale(self):
-        """ValueError about the data's scale (pysketch.kernel_scale.check_data_magnitude)
+        """ValueError about the data's scale (pysketch._checks.check_data_magnitude)
         when the public data_norm, or the centre, lies beyond [2^-504, 2^504]: refused
         before anything is read or charged."""
-        from .kernel_scale import check_data_magnitude
+        from ._checks import check_data_magnitude
 
         if self.data_norm is not None:
             check_data_magnitude(self.data_norm, "data_norm (a bound on the records' norms)")
@@ -414,7 +414,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             with np.errstate(over="ignore", invalid="ignore"):  # a lazy X is checked for NaN by the sketch's pass
                 mean = np.asarray(X.mean(axis=0)) if self.centre is None else self._centre_array(d)
         if self.centre is None and offset is None and np.isfinite(mean).all():
-            from .kernel_scale import check_data_magnitude  # tiny data: their squares would vanish from the sketch
+            from ._checks import check_data_magnitude  # tiny data: their squares would vanish from the sketch
 
             check_data_magnitude(float(np.max(np.abs(mean))), "X (its mean)")
         self._check_sizes(d, k)

@@ -1,6 +1,6 @@
 r"""Private releases of sketches S x + eta for distance estimation, and the estimators.
 
-Neighbouring relation (Stausholm Def. 1; notes seed002 sec. 1): two input vectors are
+Neighbouring relation (Stausholm 2021, Def. 1): two input vectors are
 neighbours when ||x - y||_1 <= C, C = `contribution` (1 by default: one attribute changed
 by at most 1, a histogram's one record). The sensitivities of a linear map under it are
 its largest column norms, C max_j ||S_{:, j}||_p (Def. 3): sqrt(s) C (L1) and C (L2) for
@@ -181,7 +181,7 @@ class DistanceRelease:
 def choose_mechanism(l1_sensitivity, l2_sensitivity, epsilon, delta, k, Z2_guess=0.0):
     """'laplace' or 'gaussian': the smaller exact estimator variance (noise terms
     8 m2 Z2 + 2 k (m4 + m2^2)) for the guess Z2 of a typical squared distance (0 compares
-    the k-terms only; notes seed002 sec. 4.3). delta = 0 gives 'laplace'."""
+    the k-terms only; derived from the exact variances, Stausholm 2021, Lemma 3). delta = 0 gives 'laplace'."""
     l1_sensitivity = check_positive(l1_sensitivity, "l1_sensitivity")
     l2_sensitivity = check_positive(l2_sensitivity, "l2_sensitivity")
     epsilon = check_epsilon(epsilon)

@@ -1,7 +1,7 @@
 r"""The M2M method: any empirical average from one (private) sketch, by ridge regression of
 the target on the sketch's features over synthetic points (Houssiau, Schellekens et al.,
 "M2M: a general method to perform various data analysis tasks from a differentially
-private sketch" [P]; notes seed001 sec. 2).
+private sketch" [P], Houssiau et al. 2022, Sec. 3).
 
 To estimate f_bar = (1/n) sum_i f(x_i) from the released mean sketch z = (Sigma + xi) /
 (n + zeta), fit a in R^m with
@@ -10,7 +10,7 @@ To estimate f_bar = (1/n) sum_i f(x_i) from the released mean sketch z = (Sigma 
     J(a) = (1/n_s) ||P a - F||^2 + lambda ||a||^2     (loss='mean', [P] Sec. 3.2 literally)
 
 where P (n_s x m) holds the features of n_s synthetic points drawn uniformly from the
-public `Domain` and F their values of f, and answer <a, z>. Equivalently (notes sec. 2.7)
+public `Domain` and F their values of f, and answer <a, z>. Equivalently (derived from [P] Sec. 3.1-3.2)
 the answer is sum_i w_i f(x~_i) with weights w = P (P^T P + lambda' I)^-1 z that do not
 depend on f (lambda' = lambda for 'sum', n_s lambda for 'mean'): one Cholesky factor
 answers every query. Their total `mass_` estimates the constant 1.
@@ -19,13 +19,13 @@ lambda (`regularization`): 'eq5' (default) is [P] eq. (5), sigma_xi^2 / (n + zet
 sigma_xi^2 the noise variance of one coordinate of the released sum (2 b^2 for Laplace of
 scale b, sigma^2 for Gaussian); 'theory' is Theorem 1's sigma_xi^2 / (n + zeta)^2; a number
 is used as it is; all times `regularization_scale` ([P] Alg. 1's R). The loss convention
-matters (notes pitfall P1): with eq. (5), 'mean' shrinks every estimate towards 0 (the
+matters: with eq. (5), 'mean' shrinks every estimate towards 0 (the
 mass is 0.96 at epsilon = 1 and 0.24 at epsilon = 0.1 for RFF on Random10) and misses
 Table 1 by 4.5x (RFF) to 80x (HIST); 'sum' (scikit-learn's Ridge(alpha=lambda)) reproduces
 it (tests/test_m2m.py and benchmarks/quality/m2m_quality.py). A clean sketch (no noise)
 gets lambda = 0, floored at `min_regularization` = 1e-9 in 'mean' units (1e-9 n_s in
 'sum' units; [P] Sec. 4.1 uses 1e-9 for HIST at epsilon = infinity): one-hot Gram matrices
-are singular (notes P4) and the RFF one has eigenvalues down to ~1e-10.
+are singular (the columns of every one-hot block sum to the same all-ones vector) and the RFF one has eigenvalues down to ~1e-10.
 
 Answers respect what is public (issue 37; all post-processing, nothing read but the release):
 
@@ -230,7 +230,7 @@ class M2M:
         privacy = getattr(sketch, "privacy", None)
         if privacy is None and sketch.count == 0:
             raise ValueError("the sketch is empty (count 0)")
-        # every estimate of n in the release pooled, at least 1 (post-processing; notes P5)
+        # every estimate of n in the release pooled, at least 1 (post-processing)
         count, count_var, _ = pooled_count(sketch)
         sigma2 = 0.0 if privacy is None else float(privacy.sum_noise_variance)
         n_s = self.n_synthetic

@@ -1,5 +1,5 @@
 """Differential privacy for sketches: sensitivities, mechanisms, private sketches,
-noise-to-signal tools and budget accounting (notes seed000; Chatalic et al. 2022).
+noise-to-signal tools and budget accounting (Chatalic et al. 2022).
 
 Every release states its neighbouring relation ('add_remove': one record added or
 removed, n private; 'replace': one record replaced, n public), the sensitivity it was

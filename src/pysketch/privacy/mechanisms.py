@@ -5,7 +5,7 @@ Every mechanism here adds noise to a real or complex vector ``f(X)`` whose sensi
 the L2 norm for Gaussian) the caller states; the neighbouring relation is the caller's
 too (:mod:`pysketch.privacy.sensitivity` gives both for every feature map). A complex
 vector is treated as the real vector of its real and imaginary parts (the canonical
-isomorphism C^m ~ R^2m; notes seed000 sec. 2 and pitfalls 1-3): Laplace noise of the
+isomorphism C^m ~ R^2m; Chatalic et al. 2022, Lemma 5 eq. (9)): Laplace noise of the
 same scale ``b`` on both parts, Gaussian noise of the same ``sigma`` on both parts.
 
 **How the noise is drawn.** Textbook samplers add a floating-point Laplace or Gaussian
@@ -379,7 +379,7 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
     (a = D/(2 sigma) - eps sigma/D moves by ~sqrt(eps) 2**-53 per ulp): the sigma returned
     then gives a delta at most the target, possibly far below it.
 
-    Reference values (notes seed000 sec. 3.2, Delta = 1): (1, 1e-8) -> 5.10031,
+    Reference values (Chatalic et al. 2022, Sec. 3.3, Delta = 1): (1, 1e-8) -> 5.10031,
     (0.1, 1e-5) -> 30.7496, (10, 1e-8) -> 0.615846."""
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, positive=True)
@@ -511,7 +511,7 @@ class _Mechanism:
 
 class Laplace(_Mechanism):
     r"""The Laplace mechanism: epsilon-DP for a query of L1 sensitivity ``sensitivity``
-    (Dwork et al. 2006; notes seed000 sec. 3.1), drawn on a grid as exact discrete
+    (Dwork et al. 2006; Chatalic et al. 2022, Sec. 3.2), drawn on a grid as exact discrete
     Laplace noise (see the module docstring). The noise on each real coordinate has
     scale ``b = sensitivity / epsilon`` (enlarged by the grid rounding, relative change
     below 2^-30), variance ``2 b^2``.
@@ -622,13 +622,13 @@ class Gaussian(_Mechanism):
         return g, lambda size: _gaussian_draws(src, s2, size)
 
 
-# ---------------------------------------------------------------------- additions (seed004)
+# ---------------------------------------------------------------------- additions (Liao, Needell & Xue 2024)
 
 def gaussian_noise(value, sigma, *, insecure_seed=None):
     """value + N(0, sigma^2 I) noise of a GIVEN sigma, with **no privacy claim**.
 
     For calibrations that are not differentially private but must be reproduced (the
-    published random-feature model's own formula, notes seed004 sec. 2.2 and pitfall 1).
+    published random-feature model's own formula, Liao, Needell & Xue 2024, Sec. 3.1, Algorithm 1).
     Drawn exactly like :class:`Gaussian`: the value is rounded to a power-of-two grid
     ``g <= sigma / 2^30`` and exact discrete Gaussian noise with parameter ``(sigma/g)^2``
     grid steps is added (Canonne, Kamath & Steinke 2020, Algorithm 3), from OS entropy

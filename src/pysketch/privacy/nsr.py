@@ -1,10 +1,10 @@
 r"""Noise-to-signal ratios of private sketches, the budget split and the sketch size.
 
-Notation (notes seed000 sec. 5-6; [P] sec. 6, thesis sec. 9.1-9.2): m frequencies, n
+Notation ([P] = Chatalic et al. 2022, sec. 6; thesis sec. 9.1-9.2): m frequencies, n
 records, Fourier features (E||Phi(x)||^2 = m), C0 = m / ||z||^2 (> 1; the sources
 observe 1 < C0 < 10 and this module assumes :data:`DEFAULT_C0` = 3 where ||z|| is not
 known), sigma_xi^2 = E|xi_j|^2 the noise energy per sketch entry (complex Laplace 4 b^2,
-complex Gaussian 2 sigma^2: pitfall 15), alpha = r/m the feature-subsampling rate.
+complex Gaussian 2 sigma^2), alpha = r/m the feature-subsampling rate.
 """
 
 import math
@@ -23,7 +23,7 @@ DEFAULT_C0 = 3.0
 
 def nsr_max(m, n_clusters, d):
     """The empirical success threshold of compressive k-means with CL-OMPR:
-    NSR <= m / (10^3 k d), valid for m >= 2kd ([P] Fig. 5, eq. (29); notes 6.4)."""
+    NSR <= m / (10^3 k d), valid for m >= 2kd ([P] Fig. 5, eq. (29); sec. 6.4)."""
     return check_positive(m, "m") / (1e3 * check_positive(n_clusters, "n_clusters") * check_positive(d, "d"))
 
 
@@ -59,7 +59,7 @@ def noise_energy(m, epsilon, *, delta=0.0, mechanism="laplace", features_per_rec
 
 def n0(m, epsilon, nsr_max_value):
     """The size from which the private sketch is useful, m max(1/NSR_max, 1/(eps
-    sqrt(NSR_max))) ([P] eq. (26), notes sec. 5): the public n at which the budget
+    sqrt(NSR_max))) ([P] eq. (26)): the public n at which the budget
     split is optimized when no lower bound on n is known."""
     m, epsilon, nsr_max_value = check_positive(m, "m"), check_epsilon(epsilon), check_positive(nsr_max_value, "nsr_max")
     return m * max(1.0 / nsr_max_value, 1.0 / (epsilon * math.sqrt(nsr_max_value)))
@@ -90,8 +90,8 @@ def _minimise_share(objective, lo, hi):
 def budget_split(m, epsilon, n, *, delta=0.0, mechanism="laplace", features_per_record=None, c0=DEFAULT_C0):
     """gamma in (0, 1): the share of epsilon given to the sum (the count gets the rest),
     minimizing the Cramer-Rao NSR (1 + sigma_zeta^2/(2n^2)) (NSR(sigma_xi) + 1) - 1 at a
-    public size n, numerically (notes sec. 5: the paper's closed form, which drops a
-    term, can be off by up to 5x in NSR). The count noise is Laplace(1/((1-gamma) eps)),
+    public size n, numerically (the paper's closed form, which drops a term, can be off
+    by up to 5x in NSR: measured). The count noise is Laplace(1/((1-gamma) eps)),
     sigma_zeta^2 = 2 / ((1-gamma) eps)^2."""
     for name, v in (("m", m), ("n", n)):
         check_positive(v, name)
@@ -161,9 +161,9 @@ def budget_split_one_hot(n_blocks, m, epsilon, n=None, *, delta=0.0, mechanism="
 
 
 def sketch_size_range(n_clusters, d, n, epsilon, *, delta=0.0):
-    """(lower, upper) of the rule 2kd <= m <= n^2 eps^2 / (10^3 k d) ([P] sec. 6.6; notes
-    6.5) for pure DP; with delta > 0 the Gaussian noise no longer grows with m
-    ([derived] notes 6.5) and the upper end is infinite. upper < lower means n is too
+    """(lower, upper) of the rule 2kd <= m <= n^2 eps^2 / (10^3 k d) ([P] sec. 6.6) for
+    pure DP; with delta > 0 the Gaussian noise no longer grows with m
+    (derived from [P] sec. 6.6) and the upper end is infinite. upper < lower means n is too
     small for this epsilon (n < sqrt(2 10^3) k d / eps)."""
     kd = check_positive(n_clusters, "n_clusters") * check_positive(d, "d")
     check_positive(n, "n")

@@ -1,8 +1,7 @@
 r"""Private sketches: the sum of features and the count, released with calibrated noise.
 
 :func:`~pysketch.privacy.make_private` (pysketch.privacy.release) turns a clean :class:`~pysketch.Sketch` into a
-:class:`PrivateSketch` ([P] Lemmas 4 and 10; thesis Lemmas 8.2 and 8.10; notes seed000
-sec. 3.3):
+:class:`PrivateSketch` ([P] Lemmas 4 and 10; thesis Lemmas 8.2 and 8.10):
 
 - ``neighbouring='add_remove'`` (unbounded DP, n private): the sum gets noise for
   ``gamma * epsilon`` and the count discrete Laplace noise of scale

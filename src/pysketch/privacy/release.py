@@ -1,8 +1,8 @@
 r"""The one private-release path: a budget plan, the noisy count, the noisy sums, the record.
 
 Every private sketch is released here, by :func:`~pysketch.privacy.make_private` and by
-the estimators alike ([P] Lemmas 4 and 10; thesis Lemmas 8.2 and 8.10; notes seed000
-sec. 3.3 and 5):
+the estimators alike ([P] Lemmas 4 and 10; thesis Lemmas 8.2 and 8.10;
+[P] eq. (26) for the size n0):
 
 1. :func:`plan_release` fixes the mechanism (Laplace for delta = 0, the analytic
    Gaussian otherwise) and the budget split: under ``'add_remove'`` (n private) the sum
@@ -37,7 +37,7 @@ __all__ = ["PrivacyRecord", "ReleasePlan", "make_private", "plan_release", "plan
            "sketch_sensitivity", "DEFAULT_NSR_MAX"]
 
 #: NSR_max used to pick the public size at which the budget split is optimized when no
-#: lower bound on n is given (notes sec. 5: n0 = m max(1/NSR_max, 1/(eps sqrt NSR_max))).
+#: lower bound on n is given ([P] eq. (26): n0 = m max(1/NSR_max, 1/(eps sqrt NSR_max))).
 DEFAULT_NSR_MAX = 0.01
 MECHANISMS = ("auto", "laplace", "gaussian")
 
@@ -97,7 +97,7 @@ def make_private(sketch, epsilon, delta=0.0, *, neighbouring="add_remove", mecha
         'auto': Laplace if delta == 0, else the analytic Gaussian.
     split : float in (0, 1), optional
         Share gamma of epsilon for the sum under add/remove (the count gets 1 - gamma).
-        Default: minimize the NSR at n = n_lower (or at n0(m, epsilon), notes sec. 5).
+        Default: minimize the NSR at n = n_lower (or at n0(m, epsilon), [P] eq. (26)).
     n_lower : float, optional
         A public lower bound on n, used only to choose the split.
     sensitivity : float, optional
@@ -218,7 +218,7 @@ def sketch_sensitivity(sketch, norm, neighbouring, *, data_norm=None):
     sub = sketch.subsampling
     if sub is not None and sub["scheme"] == "bernoulli":
         # a random number of features per record: [P] Lemma 15 gives more noise than the
-        # exactly-r tables (notes sec. 4.4); not implemented as a closed form here
+        # exactly-r tables ([P] Sec. 5); not implemented as a closed form here
         raise ValueError("sketches with Bernoulli feature masks need an explicit sensitivity (the exactly-r "
                          "closed forms do not apply); use scheme='uniform' or 'blocks'")
     r = None if sub is None else sub["r"]

@@ -3,17 +3,17 @@ r"""Sensitivities of the sum of features Sigma(X) = sum_i Phi(x_i), for every fe
 The sensitivity of a query is the largest change of its value between two neighbouring
 datasets, in the L1 norm (Laplace mechanism) or the L2 norm (Gaussian mechanism). Two
 neighbouring relations (Chatalic et al., "Compressive learning with privacy guarantees",
-Inf. Inference 2022 [P], Def. 9-10; notes seed000 sec. 1.4):
+Inf. Inference 2022 [P], Def. 7 and 9-10):
 
 - ``'add_remove'`` (unbounded DP): the datasets differ by one record added or removed;
   the count n is private too and gets its own noise (sensitivity 1);
 - ``'replace'`` (bounded DP): same size, one record replaced; n is public.
 
 A complex sum is measured as the real vector of its real and imaginary parts (``||z||_1
-= ||Re z||_1 + ||Im z||_1``, notes pitfall 1), which is also what the ``'real'`` map
+= ||Re z||_1 + ||Im z||_1``), which is also what the ``'real'`` map
 [cos; sin] computes, so both have the same constants. With feature subsampling (each
-record contributes exactly ``r`` of the m features, the sum rescaled by m/r; notes sec.
-4) the values are those of [P] Table 2 / the thesis Table 8.2.
+record contributes exactly ``r`` of the m features, the sum rescaled by m/r; [P]
+Sec. 5) the values are those of [P] Table 2 / the thesis Table 8.2.
 
 =================  ================  =================  =================  ==================
 map                L1, add/remove    L1, replace        L2, add/remove     L2, replace
@@ -33,9 +33,9 @@ Quadratic map (compressive PCA; needs records in a public ball ||x||_2 <= R, giv
 ``data_norm``): [P] Lemma 9 (L1 = R^2 lambda_max(Omega Omega^T), exact; computed from
 the d x d Gram matrix by a symmetric eigensolver and enlarged by a bound on its
 rounding error, so it is a certified upper bound, never the under-estimate of a power
-iteration, notes pitfall 12) and Lemma 13 (L2 = R^2 S4(Omega), NP-hard; bounded above by
+iteration) and Lemma 13 (L2 = R^2 S4(Omega), NP-hard; bounded above by
 Riesz-Thorin, S4^2 <= ||Omega||_2^2 max_j ||omega_j||^2, thesis eq. (8.9); lower bounds
-would not be private, notes pitfall 13); pysketch.features.QuadraticMap states them,
+would not be private); pysketch.features.QuadraticMap states them,
 with the bounds ``quadratic_spectral_bound`` and ``quadratic_s4_bound``. Replace: [P] Table 1
 gives the add/remove values ("Phi >= 0 and Phi(0) = 0"), which is wrong: x = omega_1 and
 y = omega_2 of one orthonormal basis move the sum by e_1 - e_2 (L1 = 2, L2 = sqrt 2 at R = 1);

@@ -5,7 +5,7 @@ If a mechanism is (eps', delta')-DP and it is run on a Poisson subsample (each r
 kept independently with probability beta, the selection secret), the whole is
 (log(1 + beta (e^eps' - 1)), beta delta')-DP under add/remove neighbours. To release
 with a target (eps, delta), calibrate the mechanism at eps' = log(1 + (e^eps - 1)/beta)
-and delta' = delta / beta. The notes (sec. 6.3, pitfall 9) show that at equal cost
+and delta' = delta / beta. Chatalic et al. 2022, Sec. 6.3, show that at equal cost
 subsampling *features* is better than subsampling data; this is here for completeness
 and for data that cannot be read whole.
 """

@@ -8,7 +8,7 @@ r"""scikit-learn regressors for private random-feature regression.
   the ridge model and the private mean by post-processing (issue 37).
 * :class:`DPRFMRegressor`: the published model (Liao, Needell & Xue 2024, Algorithm 1):
   min-norm interpolation on random cos features, then Gaussian output perturbation
-  (:mod:`pysketch.rfm.published`). Its guarantee is conditional (notes seed004 sec. 2.4);
+  (:mod:`pysketch.rfm.published`). Its guarantee is conditional (Liao, Needell & Xue 2024, Sec. 3.2: it holds with high probability under their data model);
   ``calibration='paper'`` reproduces the paper's numbers and is not private.
 
 Both take a public box ``bounds`` of X (records outside it are not clipped: the features
@@ -152,7 +152,7 @@ class _RFRegressorBase(RegressorMixin, BaseEstimator):
                 thi = tlo + 1.0
         else:
             tlo, thi = check_target_bounds(self.target_bounds)
-        from ..kernel_scale import check_box_width
+        from .._checks import check_box_width
 
         # the features and the label scaling divide by the widths (scale-free above 9.3e-302)
         check_box_width(lo, hi, "bounds" if self.bounds is not None else "X (its box)")
@@ -520,12 +520,12 @@ class DPRFMRegressor(_RFRegressorBase):
     Its guarantee is **conditional** (``privacy_['guarantee']``): the Lemma 6 sensitivity
     holds only when lambda_min(F F^T) >= 1 - 2 eta for the data and every neighbour, which
     the paper shows with high probability under a sub-gaussian data model, not for every
-    data set (notes seed004 sec. 2.4). The fit reports the conditions on its data
+    data set (Liao, Needell & Xue 2024, Sec. 3.2). The fit reports the conditions on its data
     (``conditions_``: computed on the data, not private; a warning when one fails). Labels are clipped
     to the public `target_bounds`, centred and divided by ``B sqrt(n_max)`` so that
     ``||y||_2 <= 1`` for every data set of at most `n_max` records. With the sensitivity in
     the right units the noise on a prediction has variance about
-    ``8 ln(1.25/delta) / ((1 - 2 eta) epsilon^2)`` in those units (pitfall 2): the model is
+    ``8 ln(1.25/delta) / ((1 - 2 eta) epsilon^2)`` in those units: the model is
     useful only at large epsilon. ``calibration='paper'`` reproduces the paper's numbers
     and is **not private** (PrivacyLeakWarning). Prefer :class:`PrivateRFRegressor`.
 

@@ -1,8 +1,8 @@
 r"""Private random-feature ridge regression by sufficient-statistics perturbation (SSP).
 
 The published model (:mod:`pysketch.rfm.published`) perturbs the min-norm coefficients; its
-sensitivity holds only with high probability under a data model (notes seed004 sec. 2.4),
-and with the sensitivity in the right units its noise swamps the signal (pitfall 2). This
+sensitivity holds only with high probability under a data model (Liao, Needell & Xue 2024, Sec. 3.2),
+and with the sensitivity in the right units its noise swamps the signal (measured). This
 module takes the other road (issue 19, scope 3; Vu & Slavkovic 2009, Foulds et al. 2016,
 and Wang 2018 "Revisiting differentially private linear regression", Algorithm 2
 "AdaSSP"): release the *sufficient statistics* of least squares over the features,
