@@ -29,7 +29,9 @@ import pytest
 import pysketch
 
 PKG_DIR = os.path.dirname(pysketch.__file__)
-REPO_DIR = os.path.dirname(os.path.dirname(PKG_DIR))
+#: the repository (this file's parent's parent): pysketch may be installed elsewhere (CI
+#: installs it into a fresh environment), its documentation is only here
+REPO_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _modules():

@@ -514,9 +514,9 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         M_c omega, M_c from the eigen-decomposition of the sketch's matrix), released for the
         rest at the quadratic map's sensitivity on radius R + ||c||. The budget is charged
         once (`accountant`); the noise comes from the OS."""
-        from .privacy.mechanisms import noise_source
+        from .privacy.budget import Budget
         from .privacy.moments import private_mean_of_sum
-        from .privacy.release import plan_release, release
+        from .privacy.release import plan_release
 
         self._validate_params()
         if self.epsilon is None:
@@ -538,25 +538,29 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         _check_private_norm(R, "data_norm (a bound on the records' norms)")
         d, k = fm.d, self._k(fm.d)
         eps, delta = float(self.epsilon), float(self.delta)
-        source = None
+        what = type(self).__name__ + ".release_sketch"
         if self._method(d, k) == "covariance":
             moved = fm.reoffset(sketch, self_centring_offset(R))
             plan = plan_release(moved.feature_map.m, eps, delta, neighbouring=self.neighbouring,
                                 split=1 - COUNT_SHARE)
-            _charge_fit(self.accountant, plan, eps, delta, 0.0, type(self).__name__ + ".release_sketch")
-            return release(moved, plan, noise_source(), data_norm=R, epsilon=eps, delta=delta)
+            budget = Budget(eps, plan.delta, neighbouring=self.neighbouring, what=what).charge(self.accountant)
+            return budget.part("sketch").release(moved, split=1 - COUNT_SHARE, mechanism=plan.mechanism,
+                                                 data_norm=R, epsilon=eps, delta=delta)
         share = self.mean_share
         m = self._quadratic_size(d, k)
         plan = plan_release(m, eps * (1 - share), delta * (1 - share), neighbouring=self.neighbouring,
                             split=1 - COUNT_SHARE)
-        _charge_fit(self.accountant, plan, eps, delta, share, type(self).__name__ + ".release_sketch")
-        source = noise_source()
+        budget = Budget(eps, plan.delta + (delta * share if plan.mechanism == "gaussian" else 0.0),
+                        neighbouring=self.neighbouring, what=what).charge(self.accountant)
+        count_part = budget.part("count", plan.epsilon_count) if plan.epsilon_count > 0 else None
         M = fm.second_moment_matrix(np.asarray(sketch.sum, dtype=np.float64))  # sums, with the offset row
         a = fm.offset
         n = int(sketch.count)
         S, total = M[:d, :d], M[:d, d] / a
-        count = plan.release_count(n, source)
-        mean, _ = private_mean_of_sum(total, R, max(count, 0), share * eps, share * delta if delta > 0 else 0.0,
+        count = count_part.count(n) if count_part is not None else n
+        mean_part = budget.part("mean", share * eps, share * delta if delta > 0 else 0.0)
+        source = mean_part.source("gaussian" if mean_part.delta > 0 else "laplace", what="mean of the sum")
+        mean, _ = private_mean_of_sum(total, R, max(count, 0), mean_part.epsilon, mean_part.delta,
                                       neighbouring=self.neighbouring, insecure_seed=source)
         # the second moments about the private mean, M_c = S - s c^T - c s^T + n c c^T
         Mc = S - np.outer(total, mean) - np.outer(mean, total) + n * np.outer(mean, mean)
@@ -571,7 +575,9 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         # the quadratic sketch's sum about the private mean (as fit's sketch about it), and the
         # count already released with it
         clean = Sketch(qmap, qsum, n)
-        return release(clean, plan, source, count=count, epsilon=eps, delta=delta, epsilon_pilot=share * eps)
+        return budget.part("sketch", plan.epsilon_sum, plan.delta).release(
+            clean, count=count_part or count, mechanism=plan.mechanism, epsilon=eps, delta=delta,
+            epsilon_pilot=share * eps)
 
     def fit_sketch(self, sketch):
         """Learn the components from a quadratic Sketch (or PrivateSketch) made elsewhere: the
@@ -648,16 +654,6 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             raise ValueError(f"X has {Z.shape[1]} columns, but {type(self).__name__} has "
                              f"{self.n_components_} components")
         return Z @ self.components_ + self.mean_
-
-
-def _charge_fit(accountant, plan, eps, delta, share, what):
-    """Charge a private fit once, before any noise: the whole epsilon (the sketch's plan
-    spends (1 - share) of it, the private mean the rest) and delta as the plan spends it,
-    plus the mean's share when that is Gaussian."""
-    from .privacy.accountant import charge
-
-    charge(accountant, eps, plan.delta + (delta * share if plan.mechanism == "gaussian" else 0.0),
-           what)
 
 
 def _update(acc, batches):

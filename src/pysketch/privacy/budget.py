@@ -93,7 +93,8 @@ class Part:
 
     def count(self, n):
         """n with discrete Laplace noise of scale 1/epsilon (sensitivity 1 under add/remove).
-        Under 'replace' n is public: the part must then have epsilon 0 and n is returned."""
+        Under 'replace' n is public and a count part is an error (ValueError): spend nothing
+        on it."""
         if self.budget.neighbouring == "replace":
             raise ValueError("under neighbouring='replace' the count is public: plan no count part")
         source = self._source()
@@ -141,7 +142,7 @@ class Part:
         if count is not None or relation == "replace":
             # the sum alone: the count is public (replace), given, or another part's release
             base = plan_release(sketch.feature_map.m, self.epsilon, self.delta, neighbouring="replace",
-                                mechanism=mechanism)
+                                mechanism=mechanism, split=split)  # (a split is checked, not used)
             eps_count = 0.0
             if isinstance(count, Part):
                 if count.budget is not self.budget or not count.spent or count.spent["mechanism"] != "discrete_laplace":
