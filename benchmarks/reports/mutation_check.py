@@ -91,8 +91,10 @@ FAULTS = [
      'l2 = radius * (2.0 if neighbouring == "replace" else 1.0)', "l2 = radius",
      [T + "::test_moments_sensitivities_and_budget_thirds"]),
     ("PCA charges the sketch's share only", "src/pysketch/pca.py",
-     'charge(accountant, eps, plan.delta + (delta * share if plan.mechanism == "gaussian" else 0.0),',
-     'charge(accountant, eps * (1 - share), plan.delta,',
+     'budget = Budget(eps, plan.delta + (delta * share if plan.mechanism == "gaussian" else 0.0),\n'
+     '                        neighbouring=self.neighbouring, what=type(self).__name__ + ".fit")',
+     'budget = Budget(eps * (1 - share), plan.delta,\n'
+     '                        neighbouring=self.neighbouring, what=type(self).__name__ + ".fit")',
      [T + "::test_pca_private_fit_charges_the_sum_of_its_parts"]),
     ("rfm scaling sensitivity sqrt(1 + 2d + 2) -> sqrt(1 + d + 2)", "src/pysketch/rfm/scaling.py",
      "return math.sqrt(1.0 + 2.0 * d + 2.0)", "return math.sqrt(1.0 + d + 2.0)",
