@@ -1890,7 +1890,7 @@ def _decoders_mixture(data):
 
 @target("decoders_subspace")
 def _decoders_subspace(data):
-    from pysketch.decoders import BurerMonteiro, SubspaceProblem
+    from pysketch.decoders import BurerMonteiro, SubspaceProblem, SubspaceTask
 
     d = data.draw(st.integers(1, 4), label="d")
     fm = feature_map("quadratic", d, 16)
@@ -1899,8 +1899,8 @@ def _decoders_subspace(data):
     k = data.draw(ints(1, 5), label="n_components")
     it = data.draw(st.sampled_from((20, 0, -1, 1.5)), label="max_iter")
     tol = data.draw(st.sampled_from((1e-8, 0.0, -1.0, math.nan)), label="tol")
-    ok, sol = attempt(lambda: BurerMonteiro(max_iter=it, tol=tol).decode(problem, k, n_init=1, random_state=0),
-                      "n_components", "max_iter", "tol")
+    ok, sol = attempt(lambda: BurerMonteiro(max_iter=it, tol=tol, n_init=1, random_state=0).decode(
+        SubspaceTask(problem, k)), "n_components", "max_iter", "tol")
     if ok:
         assert valid_int(k, 1, d) and valid_int(it, 1)
         assert sol.components.shape == (k, d) and finite(sol.components) and (sol.variances >= 0).all()

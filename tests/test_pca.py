@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pysketch import CompressivePCA, SketchAccumulator, make_feature_map
-from pysketch.decoders import DECODERS, BurerMonteiro, DecodingProblem, SubspaceProblem
+from pysketch.decoders import DECODERS, BurerMonteiro, DecodingProblem, SubspaceProblem, SubspaceTask
 from pysketch.frequencies import GaussianLaw, OrthonormalBasesLaw
 from pysketch.operators import make_operator
 from pysketch.privacy import BudgetAccountant, PrivacyLeakWarning, make_private
@@ -163,7 +163,7 @@ def test_decoder_recovers_a_low_rank_subspace_and_its_variances(operator):
     d, k = 64, 4
     X = low_rank(4000, d, k, seed=5)
     sk = quadratic_sketch(X, 10 * k * d, operator=operator)
-    sol = BurerMonteiro().decode(SubspaceProblem.from_sketch(sk), k, n_init=2, random_state=0)
+    sol = BurerMonteiro(n_init=2, random_state=0).decode(SubspaceTask(SubspaceProblem.from_sketch(sk), k))
     C = X.T @ X / len(X)
     lam, V = np.linalg.eigh(C)
     lam, V = lam[::-1], V[:, ::-1]
@@ -181,15 +181,15 @@ def test_decoder_recovers_a_low_rank_subspace_and_its_variances(operator):
 def test_decoder_is_seeded_and_keeps_the_best_start(small):
     _, sk = small
     pb = SubspaceProblem.from_sketch(sk)
-    a = BurerMonteiro().decode(pb, 3, n_init=3, random_state=7)
-    b = BurerMonteiro().decode(pb, 3, n_init=3, random_state=7)
+    a = BurerMonteiro(n_init=3, random_state=7).decode(SubspaceTask(pb, 3))
+    b = BurerMonteiro(n_init=3, random_state=7).decode(SubspaceTask(pb, 3))
     np.testing.assert_array_equal(a.components, b.components)
-    singles = [BurerMonteiro().decode(pb, 3, n_init=1, random_state=np.random.default_rng(7)).residual]
+    singles = [BurerMonteiro(n_init=1, random_state=np.random.default_rng(7)).decode(SubspaceTask(pb, 3)).residual]
     assert a.residual <= min(singles) + 1e-12
     with pytest.raises(ValueError, match="n_components"):
-        BurerMonteiro().decode(pb, 25)
+        BurerMonteiro().decode(SubspaceTask(pb, 25))
     with pytest.raises(TypeError, match="SubspaceProblem"):
-        BurerMonteiro().decode(sk, 3)
+        BurerMonteiro().decode(SubspaceTask(sk, 3))
 
 
 def test_floor_helps_when_the_tail_is_heavy():
@@ -198,8 +198,8 @@ def test_floor_helps_when_the_tail_is_heavy():
     d, k = 48, 3
     X = low_rank(6000, d, k, nu=0.5, seed=2)
     pb = SubspaceProblem.from_sketch(quadratic_sketch(X, 4 * k * d))
-    with_floor = captured(BurerMonteiro().decode(pb, k, random_state=0).components, X, 0, k)
-    without = captured(BurerMonteiro(floor=False).decode(pb, k, random_state=0).components, X, 0, k)
+    with_floor = captured(BurerMonteiro(random_state=0).decode(SubspaceTask(pb, k)).components, X, 0, k)
+    without = captured(BurerMonteiro(floor=False, random_state=0).decode(SubspaceTask(pb, k)).components, X, 0, k)
     assert with_floor >= 0.99 and with_floor > without + 0.01, (with_floor, without)
 
 
@@ -359,7 +359,7 @@ def test_float32_sketches_decode_in_their_own_precision_to_the_same_subspace():
         sk = quadratic_sketch(X, 10 * 3 * 64, operator="r3", dtype=dt)
         pb = SubspaceProblem.from_sketch(sk)
         assert pb.operator is sk.feature_map.operator
-        U = BurerMonteiro().decode(pb, 3, random_state=0).components
+        U = BurerMonteiro(random_state=0).decode(SubspaceTask(pb, 3)).components
         P[dt] = U.T @ U
     assert np.abs(P[np.float32] - P[np.float64]).max() < 1e-4
 
@@ -378,16 +378,16 @@ def test_noisy_sketches_stop_at_the_noise_level():
     for seed in range(12):
         pb = SubspaceProblem.from_sketch(make_private(sk, 5.0, split=0.95, insecure_seed=seed))
         fstop = (pb.m - dof) * pb.noise_variance / (pb.z @ pb.z)
-        full = BurerMonteiro(discrepancy=False).decode(pb, 4, n_init=1, random_state=0)
+        full = BurerMonteiro(discrepancy=False, n_init=1, random_state=0).decode(SubspaceTask(pb, 4))
         if full.residual ** 2 < 0.9 * fstop:
             break
     else:
         pytest.fail("in 12 draws the unstopped fit never went below the noise level")
-    stopped = BurerMonteiro().decode(pb, 4, n_init=1, random_state=0)
+    stopped = BurerMonteiro(n_init=1, random_state=0).decode(SubspaceTask(pb, 4))
     assert 0.5 * fstop <= stopped.residual ** 2 <= fstop
     assert full.residual < stopped.residual and full.n_iter > stopped.n_iter + 10
     # the clean sketch is fitted to the end (far below that level)
-    clean = BurerMonteiro().decode(SubspaceProblem.from_sketch(sk), 4, n_init=1, random_state=0)
+    clean = BurerMonteiro(n_init=1, random_state=0).decode(SubspaceTask(SubspaceProblem.from_sketch(sk), 4))
     assert clean.residual ** 2 < 0.01 * fstop and clean.n_iter > stopped.n_iter
 
 
@@ -399,9 +399,9 @@ def test_decoder_and_private_mean_reject_bad_arguments(small):
         with pytest.raises(err, match=next(iter(kwargs))):
             BurerMonteiro(**kwargs)
     with pytest.raises(ValueError, match="n_init"):
-        BurerMonteiro().decode(pb, 2, n_init=0)
+        BurerMonteiro(n_init=0).decode(SubspaceTask(pb, 2))
     with pytest.raises(TypeError, match="n_components"):
-        BurerMonteiro().decode(pb, 2.0)
+        BurerMonteiro().decode(SubspaceTask(pb, 2.0))
     X = np.full((5, 3), 0.1)
     with pytest.raises(ValueError, match="NaN"):
         private_ball_mean(np.where(np.eye(5, 3) > 0, np.nan, X), 1.0, 5, 1.0)

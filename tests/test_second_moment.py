@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pysketch import CompressivePCA
-from pysketch.decoders import DECODERS, CovarianceProblem, SubspaceProblem
+from pysketch.decoders import DECODERS, CovarianceProblem, SubspaceProblem, SubspaceTask
 from pysketch.features import FEATURE_MAPS, SecondMomentMap
 from pysketch.pca import COVARIANCE_BYTES_PER_D2
 from pysketch.privacy import BudgetAccountant, make_private
@@ -224,7 +224,7 @@ def test_eigen_decoder_is_numpy_eigh_of_the_matrix():
     sk = SecondMomentMap(9).sketch(X)
     problem = DECODERS.get("eigen").problem(sk)
     assert isinstance(problem, CovarianceProblem)
-    sol = DECODERS.get("eigen")().decode(problem, 3)
+    sol = DECODERS.get("eigen")().decode(SubspaceTask(problem, 3))
     C = X.T @ X / 400
     w, V = np.linalg.eigh(C)
     np.testing.assert_allclose(sol.variances, w[::-1][:3], rtol=1e-12)

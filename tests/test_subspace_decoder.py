@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from pysketch import SketchAccumulator, make_feature_map
+from pysketch.decoders import SubspaceTask
 from pysketch.decoders import subspace as sub
 from pysketch.decoders.subspace import BurerMonteiro, SubspaceProblem, lbfgs
 from pysketch.frequencies import GaussianLaw, OrthonormalBasesLaw
@@ -361,7 +362,7 @@ def test_decoder_reaches_the_exact_subspace_at_two_k_d_frequencies(init):
     fm = make_feature_map(d, 2 * k * d, "quadratic", operator="r3", law=OrthonormalBasesLaw(), random_state=2,
                           dtype=np.float32)
     pb = SubspaceProblem.from_sketch(SketchAccumulator(fm).update(X).sketch())
-    sol = BurerMonteiro(init=init).decode(pb, k, n_init=1, random_state=3)
+    sol = BurerMonteiro(init=init, n_init=1, random_state=3).decode(SubspaceTask(pb, k))
     C = X.T @ X / len(X)
     lam, E = np.linalg.eigh(C)
     assert sin2(sol.components.T, E[:, -k:]).max() < 1e-3
@@ -380,9 +381,9 @@ def test_only_the_first_start_is_spectral(monkeypatch):
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(SubspaceProblem, "spectral_start", counted)
-    a = BurerMonteiro().decode(pb, 2, n_init=3, random_state=0)
+    a = BurerMonteiro(n_init=3, random_state=0).decode(SubspaceTask(pb, 2))
     assert len(calls) == 1
-    b = BurerMonteiro(init="gaussian").decode(pb, 2, n_init=3, random_state=0)
+    b = BurerMonteiro(init="gaussian", n_init=3, random_state=0).decode(SubspaceTask(pb, 2))
     assert len(calls) == 1
     # both reach C's top-2 subspace
     np.testing.assert_allclose(a.components.T @ a.components, b.components.T @ b.components, atol=1e-5)

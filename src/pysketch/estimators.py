@@ -26,7 +26,7 @@ from .accumulate import SketchAccumulator
 from .blocks import (box_stats, check_records, column_bounds, is_dask_collection, map_blocks, map_reduce,
                      update_column_bounds)
 from .cluster import nearest_centers
-from .decoders import DECODERS
+from .decoders import DECODERS, MixtureTask
 from .features import make_feature_map
 from .frequencies import FrequencyLaw, make_law
 from .metrics import gaussian_mixture_log_likelihood, gaussian_mixture_log_prob_components
@@ -528,14 +528,15 @@ class _CompressiveMixture(BaseEstimator):
         lo, hi = check_bounds(bounds, fm.d)
         unit = _decode_unit((lo, hi), what)
         origin, half = _box_frame(lo, hi)
-        decoder = DECODERS.get(decoder or self._decoder_name(sketch, alone))()
+        decoder = DECODERS.get(decoder or self._decoder_name(sketch, alone))(
+            n_init=self.n_init if n_init is None else n_init, random_state=rng)
         try:
             problem = decoder.problem(sketch)
         except ValueError as exc:
             raise ValueError(f"decoder {decoder.name!r} cannot read a sketch of {sketch.feature_map!r}: {exc}") from None
         problem = problem.in_units(half, origin)
-        sol = decoder.decode(problem, self._n_atoms(), (lo - origin) / half, (hi - origin) / half, atoms=self._atoms,
-                             n_init=self.n_init if n_init is None else n_init, random_state=rng)
+        sol = decoder.decode(MixtureTask(problem, self._n_atoms(), (lo - origin) / half, (hi - origin) / half,
+                                         atoms=self._atoms))
         sol = problem.to_data_units(sol)
         self.data_unit_ = unit
         self.decoder_ = decoder.name

@@ -30,7 +30,7 @@ from ._checks import check_size
 from ._random import as_generator
 from .accumulate import SketchAccumulator
 from .blocks import check_records, is_dask_collection, map_blocks, map_reduce
-from .decoders import DECODERS
+from .decoders import DECODERS, SubspaceTask
 from .features import SecondMomentMap, make_feature_map
 from .frequencies import OrthonormalBasesLaw
 from .sketch import Sketch
@@ -607,8 +607,8 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         problem = cls.problem(sketch)
         k = self._k(problem.d)
         self._check_sizes(problem.d, k, m=problem.m, method=method)
-        decoder = cls(**{option: getattr(self, option) for option in options})
-        sol = decoder.decode(problem, k, n_init=self.n_init, random_state=rng)
+        decoder = cls(n_init=self.n_init, random_state=rng, **{option: getattr(self, option) for option in options})
+        sol = decoder.decode(SubspaceTask(problem, k))
         self.method_ = method
         timings["decode"] = time.perf_counter() - t
         self.components_ = sol.components

@@ -1,7 +1,8 @@
 """Decoders: learning a model from a sketch alone.
 
 - :mod:`~pysketch.decoders.problem`: the DecodingProblem, atom families and solutions;
-- :mod:`~pysketch.decoders.base`: the Decoder contract and the DECODERS registry;
+- :mod:`~pysketch.decoders.base`: the Decoder contract (``decode(task)``, the tasks
+  MixtureTask and SubspaceTask) and the DECODERS registry;
 - :mod:`~pysketch.decoders.clompr` (CL-OMPR), :mod:`~pysketch.decoders.cl_amp` (CL-AMP)
   and :mod:`~pysketch.decoders.coreset`: the mixture decoders, registered by name;
 - :mod:`~pysketch.decoders.grid`: k-means of grid sketches (joint histograms), clean or
@@ -12,7 +13,7 @@
   eigen decoder (principal subspaces of the whole matrix).
 """
 
-from .base import DECODERS, Decoder
+from .base import DECODERS, Decoder, MixtureTask, SubspaceTask, Task
 from .cl_amp import ClAmpSolution, cl_amp
 from .clompr import clompr
 from .coreset import coreset, mixture_kmeans
@@ -21,6 +22,7 @@ from .grid import GridKMeansDecoder, GridProblem, GridSolution, grid_kmeans
 from .problem import DecodingProblem, DiagonalGaussianAtoms, DiracAtoms, IsotropicGaussianAtoms, MixtureSolution
 from .subspace import BurerMonteiro, SubspaceProblem, SubspaceSolution
 
-__all__ = ["BurerMonteiro", "CovarianceProblem", "DECODERS", "EigenDecoder", "ClAmpSolution", "Decoder", "DecodingProblem", "DiagonalGaussianAtoms",
-           "DiracAtoms", "IsotropicGaussianAtoms", "MixtureSolution", "SubspaceProblem", "SubspaceSolution", "cl_amp",
-           "clompr", "coreset", "mixture_kmeans", "GridKMeansDecoder", "GridProblem", "GridSolution", "grid_kmeans"]
+__all__ = ["BurerMonteiro", "ClAmpSolution", "CovarianceProblem", "DECODERS", "Decoder", "DecodingProblem",
+           "DiagonalGaussianAtoms", "DiracAtoms", "EigenDecoder", "GridKMeansDecoder", "GridProblem", "GridSolution",
+           "IsotropicGaussianAtoms", "MixtureSolution", "MixtureTask", "SubspaceProblem", "SubspaceSolution",
+           "SubspaceTask", "Task", "cl_amp", "clompr", "coreset", "grid_kmeans", "mixture_kmeans"]

@@ -1,35 +1,121 @@
-"""The decoder contract: a named way to turn a problem of a task into its solution.
+"""The decoder contract: a named way to turn a task posed on a sketch into its solution.
 
-Two tasks today: 'mixture' (a DecodingProblem of Fourier features into a MixtureSolution:
-CL-OMPR, CL-AMP, coreset) and 'subspace' (a SubspaceProblem of quadratic features into a
-SubspaceSolution: pysketch.decoders.subspace). A decoder states its task; the estimators
-check it before anything is sketched.
+One call, ``decoder.decode(task) -> solution``. The task is the whole question:
+
+- :class:`MixtureTask` (``task.name == 'mixture'``): `n_atoms` atoms of the family `atoms`
+  ('dirac': k-means centres; 'diagonal_gaussian': a diagonal GMM) inside the box
+  [`lower`, `upper`], from `problem`, what the sketch says (a DecodingProblem of Fourier
+  features, or the problem the decoder names as its `problem_type`: the grid decoder's
+  GridProblem); the solution is a MixtureSolution (CL-OMPR, CL-AMP, coreset, grid).
+- :class:`SubspaceTask` (``'subspace'``): the top `n_components` principal directions from
+  `problem` (a SubspaceProblem of quadratic features, or a CovarianceProblem of a
+  second-moment sketch); the solution is a SubspaceSolution (Burer-Monteiro, eigen).
+
+The argument is the posed problem of issue 38's ``decode(problem)``; it is called a task
+because `problem` already names what a sketch says (DecodingProblem, GridProblem,
+SubspaceProblem, CovarianceProblem: made from a sketch, unchanged, shared by the decoders
+that read it), and the task adds what is asked of it.
+
+The task holds what is asked and the problem what is known; how the decoder runs (its
+restarts `n_init`, the generator of its starts `random_state`, and any option of its own,
+as Burer-Monteiro's `max_iter`) is given when it is made, ``ClomprDecoder(n_init=3,
+random_state=rng)``, and stored unchanged (scikit-learn's convention). Why there and not
+in the task: the same task can be put to several decoders, or to one decoder set two
+ways, and compared; options are the decoder's own (no task needs to know that CL-AMP
+restarts or that Burer-Monteiro iterates); and the estimators make a decoder from their
+own parameters once, then pose the task of the sketch at hand.
 
 A decoder is a class registered in DECODERS under its name; the estimators pick one by
-name (``decoder='clompr'``) and call ``decode``. A new decoder subclasses `Decoder`, says
-which atom families it decodes and whether it decodes private sketches (checked before
-any privacy budget is spent), and registers itself:
+name (``decoder='clompr'``) and read what it declares on its class:
+
+- `task`: the task it solves ('mixture' or 'subspace');
+- `atoms`: the atom families it decodes (mixtures; empty for subspaces);
+- `decodes_private`: whether it decodes private (noisy) sketches; checked with `check`
+  before anything is sketched or any privacy budget is spent;
+- `problem_type`: the problem it reads (None: the DecodingProblem of Fourier features),
+  made from a sketch by `problem(sketch)`.
+
+A new decoder subclasses `Decoder`, declares these and registers itself:
 
     @DECODERS.register("mine")
     class MyDecoder(Decoder):
+        name = "mine"
         atoms = ("dirac",)
-        def decode(self, problem, n_atoms, lower, upper, *, atoms="dirac", n_init=1, random_state=None):
-            ...
-            return MixtureSolution(...)
+
+        def decode(self, task):
+            self.check_task(task)
+            problem = task.problem  # problem.z, problem.apply, problem.count, ...
+            ...  # task.n_atoms atoms in [task.lower, task.upper], self.n_init, self.random_state
+            return MixtureSolution(theta=..., weights=..., residual=..., restart=0, n_iter=...)
+
+The old contract, for one version: a decoder written as
+``decode(self, problem, n_atoms, lower, upper, *, atoms, n_init, random_state)`` (or
+``decode(self, problem, n_components, *, n_init, random_state)`` for subspaces) is
+adapted when its class is made, with a FutureWarning: ``decode(task)`` calls it with the
+task's values and the decoder's run options (and a class ``__init__`` of its own that
+takes no run options accepts them). Calling a decoder the old way,
+``decoder.decode(problem, n_atoms, lower, upper, n_init=..., random_state=...)``, still
+works too and warns: the arguments become the task and the run options of a copy of the
+decoder.
 """
+
+import copy
+import dataclasses
+import functools
+import inspect
+import warnings
+
+import numpy as np
 
 from .._state import Registry
 
-__all__ = ["DECODERS", "Decoder"]
+__all__ = ["DECODERS", "Decoder", "MixtureTask", "SubspaceTask", "Task"]
 
-#: Decoders by name (pysketch.decoders registers 'clompr', 'cl_amp' and 'coreset').
+#: Decoders by name (pysketch.decoders registers 'clompr', 'cl_amp', 'coreset', 'grid',
+#: 'burer_monteiro' and 'eigen').
 DECODERS = Registry("decoder", key="name")
 
 
+class Task:
+    """What a decoder is asked (see the module docstring): `name` is the task ('mixture',
+    'subspace'), `problem` what the sketch says."""
+
+    name = None
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class MixtureTask(Task):
+    """`n_atoms` atoms of the family `atoms` (pysketch.decoders.problem.ATOMS) inside the
+    box [lower, upper] (in the problem's frame), from `problem`."""
+
+    name = "mixture"
+    problem: object
+    n_atoms: int
+    lower: np.ndarray
+    upper: np.ndarray
+    atoms: str = "dirac"
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SubspaceTask(Task):
+    """The top `n_components` principal directions, from `problem`."""
+
+    name = "subspace"
+    problem: object
+    n_components: int
+
+
 class Decoder:
-    """Decode a DecodingProblem into a MixtureSolution of `n_atoms` atoms of a family
-    ('dirac': k-means centres; 'diagonal_gaussian': a diagonal GMM) inside the box
-    [lower, upper]."""
+    """Decode a task (MixtureTask, SubspaceTask) into its solution; see the module docstring.
+
+    Parameters
+    ----------
+    n_init : int, default 1
+        Restarts (how each decoder uses them: its docstring).
+    random_state : None, int or numpy.random.Generator
+        Draws the decoder's starts. A Generator is used as it is (each `decode` continues
+        it); an int gives the same starts at every `decode`.
+    """
 
     name = None
     #: the task it solves: 'mixture' or 'subspace'
@@ -41,6 +127,29 @@ class Decoder:
     #: the problem it reads, made from a sketch by ``problem_type.from_sketch`` (None: the
     #: DecodingProblem of Fourier features)
     problem_type = None
+
+    def __init__(self, *, n_init=1, random_state=None):
+        self.n_init = n_init
+        self.random_state = random_state
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        decode = vars(cls).get("decode")
+        if decode is None:
+            return
+        if _is_old_decode(decode):
+            warnings.warn(
+                f"{cls.__module__}.{cls.__qualname__}.decode{inspect.signature(decode)} follows the old decoder "
+                "contract; it is adapted for this version only. Write decode(self, task): the task holds the "
+                "problem and what is asked (task.problem, task.n_atoms, task.lower, task.upper, task.atoms; "
+                "task.n_components), the decoder its run options (self.n_init, self.random_state); see "
+                "pysketch.decoders.base", FutureWarning, stacklevel=2)
+            cls.decode = _adapt_old_decode(decode)
+            init = vars(cls).get("__init__")
+            if init is not None and not _takes_run_options(init):
+                cls.__init__ = _adapt_old_init(init)
+        else:
+            cls.decode = _accept_old_calls(decode)
 
     @classmethod
     def problem(cls, sketch):
@@ -63,8 +172,119 @@ class Decoder:
             raise ValueError(f"decoder={cls.name!r} does not decode private sketches (measured unreliable: it fits "
                              "the noise); use decoder='clompr' or 'cl_amp' with epsilon")
 
-    def decode(self, problem, n_atoms, lower, upper, *, atoms="dirac", n_init=1, random_state=None):
+    def check_task(self, task):
+        """The task, when this decoder solves it: TypeError unless it is a Task; `check`'s
+        ValueError for another task, another atom family or a private problem it does
+        not decode."""
+        if not isinstance(task, Task):
+            raise TypeError(f"decoder {self.name!r} decodes a MixtureTask or SubspaceTask, got {type(task).__name__}")
+        self.check(task=task.name, atoms=getattr(task, "atoms", None),
+                   private=bool(getattr(task.problem, "private", False)))
+        return task
+
+    def decode(self, task):
+        """The solution of `task` (a MixtureSolution or SubspaceSolution)."""
         raise NotImplementedError
 
 
 DECODERS.base = Decoder
+
+
+# ------------------------------------------------------------- the old contract, one version
+
+#: the old calls, by task: decode(problem, n_atoms, lower, upper, *, atoms, n_init, random_state)
+#: and decode(problem, n_components, *, n_init, random_state); _UNSET: not given
+_UNSET = object()
+_OLD_CALLS = {
+    "mixture": inspect.Signature([
+        inspect.Parameter("problem", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        inspect.Parameter("n_atoms", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        inspect.Parameter("lower", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        inspect.Parameter("upper", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        inspect.Parameter("atoms", inspect.Parameter.KEYWORD_ONLY, default="dirac"),
+        inspect.Parameter("n_init", inspect.Parameter.KEYWORD_ONLY, default=_UNSET),
+        inspect.Parameter("random_state", inspect.Parameter.KEYWORD_ONLY, default=_UNSET)]),
+    "subspace": inspect.Signature([
+        inspect.Parameter("problem", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        inspect.Parameter("n_components", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        inspect.Parameter("n_init", inspect.Parameter.KEYWORD_ONLY, default=_UNSET),
+        inspect.Parameter("random_state", inspect.Parameter.KEYWORD_ONLY, default=_UNSET)]),
+}
+
+
+def _is_old_decode(decode):
+    """Whether a class's decode takes the old arguments: more than the task after self."""
+    positional = [p for p in inspect.signature(decode).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) > 2
+
+
+def _takes_run_options(init):
+    params = inspect.signature(init).parameters
+    return ("n_init" in params and "random_state" in params) or any(p.kind == p.VAR_KEYWORD for p in params.values())
+
+
+def _task_of_old_call(task_name, args, kwargs):
+    """(task, run options given) of an old call's arguments."""
+    bound = _OLD_CALLS[task_name].bind(*args, **kwargs)
+    bound.apply_defaults()
+    a = bound.arguments
+    if task_name == "subspace":
+        task = SubspaceTask(a["problem"], a["n_components"])
+    else:
+        task = MixtureTask(a["problem"], a["n_atoms"], a["lower"], a["upper"], atoms=a["atoms"])
+    return task, {k: a[k] for k in ("n_init", "random_state") if a[k] is not _UNSET}
+
+
+def _accept_old_calls(decode):
+    """A decoder's decode(task) that also takes the old call (with a FutureWarning): the
+    arguments become the task and the run options of a copy of the decoder."""
+
+    @functools.wraps(decode)
+    def wrapper(self, *args, **kwargs):
+        if (len(args) == 1 and not kwargs) or (not args and list(kwargs) == ["task"]):
+            return decode(self, *args, **kwargs)
+        task_name = type(self).task
+        what = "problem, n_components" if task_name == "subspace" else "problem, n_atoms, lower, upper"
+        warnings.warn(
+            f"{type(self).__name__}.decode({what}, ...) is the old decoder call; it goes in the next version. "
+            f"Give n_init and random_state to {type(self).__name__}(...) and call "
+            f"decode({'SubspaceTask' if task_name == 'subspace' else 'MixtureTask'}({what}...))",
+            FutureWarning, stacklevel=2)
+        task, run = _task_of_old_call(task_name, args, kwargs)
+        if run:
+            self = copy.copy(self)
+            for key, value in run.items():
+                setattr(self, key, value)
+        return decode(self, task)
+
+    return wrapper
+
+
+def _adapt_old_decode(old):
+    """The decode(task) of a decoder written to the old contract: calls it with the task's
+    values and the decoder's run options (old calls go through as they are)."""
+
+    @functools.wraps(old)
+    def decode(self, *args, **kwargs):
+        if not (len(args) == 1 and not kwargs and isinstance(args[0], Task)):
+            return old(self, *args, **kwargs)
+        task = args[0]
+        run = {"n_init": getattr(self, "n_init", 1), "random_state": getattr(self, "random_state", None)}
+        if task.name == "subspace":
+            return old(self, task.problem, task.n_components, **run)
+        return old(self, task.problem, task.n_atoms, task.lower, task.upper, atoms=task.atoms, **run)
+
+    return decode
+
+
+def _adapt_old_init(init):
+    """An old decoder's own __init__, taking the run options too (stored as Decoder's)."""
+
+    @functools.wraps(init)
+    def __init__(self, *args, n_init=1, random_state=None, **kwargs):
+        init(self, *args, **kwargs)
+        self.n_init = n_init
+        self.random_state = random_state
+
+    return __init__

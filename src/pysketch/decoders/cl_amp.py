@@ -663,13 +663,14 @@ class ClAmpDecoder(Decoder):
     name = "cl_amp"
     atoms = ("dirac",)
 
-    def decode(self, problem, n_atoms, lower, upper, *, atoms="dirac", n_init=1, random_state=None):
-        self.check(atoms=atoms)
+    def decode(self, task):
+        self.check_task(task)
+        problem = task.problem
         n = max(int(problem.count or 1), 1)
         noise_var = 1.0 / (2.0 * n) + problem.noise_variance
         with blas_single_thread():
-            return cl_amp(problem, n_clusters=n_atoms, bounds=(lower, upper), n_samples=n, noise_var=noise_var,
-                          n_init=max(n_init, 1), random_state=random_state)
+            return cl_amp(problem, n_clusters=task.n_atoms, bounds=(task.lower, task.upper), n_samples=n,
+                          noise_var=noise_var, n_init=max(self.n_init, 1), random_state=self.random_state)
 
 
 # 'clamp': the estimators' earlier name for CL-AMP, still accepted

@@ -164,8 +164,8 @@ class ClomprDecoder(Decoder):
     name = "clompr"
     atoms = ("dirac", "diagonal_gaussian")
 
-    def decode(self, problem, n_atoms, lower, upper, *, atoms="dirac", n_init=1, random_state=None):
-        self.check(atoms=atoms)
-        family = ATOMS[atoms](problem, lower, upper)
+    def decode(self, task):
+        self.check_task(task)
+        family = ATOMS[task.atoms](task.problem, task.lower, task.upper)
         with blas_single_thread():
-            return clompr(family, n_atoms, n_init=n_init, random_state=random_state)
+            return clompr(family, task.n_atoms, n_init=self.n_init, random_state=self.random_state)

@@ -216,13 +216,14 @@ class CoresetDecoder(Decoder):
     atoms = ("dirac",)
     decodes_private = True
 
-    def decode(self, problem, n_atoms, lower, upper, *, atoms="dirac", n_init=1, random_state=None):
-        self.check(atoms=atoms, private=problem.private)
+    def decode(self, task):
+        self.check_task(task)
+        problem, n_atoms = task.problem, task.n_atoms
         d = problem.d
         with blas_single_thread():
-            mix = coreset(problem, ATOMS_PER_CLUSTER * n_atoms, lower, upper, random_state=random_state)
+            mix = coreset(problem, ATOMS_PER_CLUSTER * n_atoms, task.lower, task.upper, random_state=self.random_state)
         centers, weights = mixture_kmeans(mix.theta[:, :d], mix.theta[:, d], mix.weights, n_atoms,
                                           n_draws=min(MIXTURE_DRAWS, DRAWS_PER_CLUSTER * n_atoms),
-                                          n_init=max(n_init, 1), random_state=random_state)
+                                          n_init=max(self.n_init, 1), random_state=self.random_state)
         return CoresetSolution(theta=centers, weights=weights, residual=mix.residual, restart=0, n_iter=mix.n_iter,
                                mixture=mix)

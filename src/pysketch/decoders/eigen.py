@@ -92,10 +92,13 @@ class EigenDecoder(Decoder):
     decodes_private = True
     problem_type = CovarianceProblem
 
-    def decode(self, problem, n_components, *, n_init=1, random_state=None):
+    def decode(self, task):
+        """A direct solve: n_init and random_state are not used."""
         from scipy import linalg
 
-        d, k = check_subspace_args(problem, CovarianceProblem, n_components)
+        self.check_task(task)
+        problem = task.problem
+        d, k = check_subspace_args(problem, CovarianceProblem, task.n_components)
         C = problem.C
         lam, V = linalg.eigh(C, subset_by_index=[d - k, d - 1], check_finite=False)
         order = np.argsort(lam)[::-1]

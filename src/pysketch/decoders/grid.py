@@ -237,10 +237,10 @@ class GridKMeansDecoder(Decoder):
     atoms = ("dirac",)
     problem_type = GridProblem
 
-    def decode(self, problem, n_atoms, lower, upper, *, atoms="dirac", n_init=1, random_state=None):
-        self.check(atoms=atoms)
-        if not isinstance(problem, GridProblem):
+    def decode(self, task):
+        self.check_task(task)
+        if not isinstance(task.problem, GridProblem):
             raise ValueError("the grid decoder reads a GridProblem (a sketch of kind 'grid')")
-        C, w, chosen, _ = grid_kmeans(problem, n_atoms, n_init=max(int(n_init), KMEANS_INIT),
-                                      random_state=random_state)
+        C, w, chosen, _ = grid_kmeans(task.problem, task.n_atoms, n_init=max(int(self.n_init), KMEANS_INIT),
+                                      random_state=self.random_state)
         return GridSolution(theta=C, weights=w, residual=float("nan"), restart=0, n_iter=1, candidate=chosen)

@@ -459,6 +459,10 @@ class BurerMonteiro(Decoder):
     init : {'spectral', 'gaussian'}, default 'spectral'
         The first start: spectral (then Gauss-Newton steps, then L-BFGS), or Gaussian like
         the others (L-BFGS alone: the decoder before the spectral start).
+    n_init : int, default 3
+        Starts; the best (smallest residual) is kept.
+    random_state : None, int or numpy.random.Generator
+        Draws the Gaussian starts and the spectral start's random vectors.
     """
 
     name = "burer_monteiro"
@@ -467,7 +471,9 @@ class BurerMonteiro(Decoder):
     decodes_private = True
     problem_type = SubspaceProblem
 
-    def __init__(self, *, max_iter=3000, tol=1e-12, floor=True, discrepancy=True, init="spectral"):
+    def __init__(self, *, max_iter=3000, tol=1e-12, floor=True, discrepancy=True, init="spectral", n_init=3,
+                 random_state=None):
+        super().__init__(n_init=n_init, random_state=random_state)
         self.max_iter = check_int(max_iter, "max_iter")
         if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, numbers.Real) or not 0 <= tol < 1:
             raise ValueError(f"tol must be a number in [0, 1), got {tol!r}")
@@ -478,12 +484,14 @@ class BurerMonteiro(Decoder):
             raise ValueError(f"init must be one of {_INITS}, got {init!r}")
         self.init = init
 
-    def decode(self, problem, n_components, *, n_init=3, random_state=None):
+    def decode(self, task):
         """The best of n_init starts (smallest residual): the first spectral (unless
         init='gaussian'), the others Gaussian."""
-        d, k = check_subspace_args(problem, SubspaceProblem, n_components)
-        n_init = check_int(n_init, "n_init")
-        rng = as_generator(random_state)
+        self.check_task(task)
+        problem = task.problem
+        d, k = check_subspace_args(problem, SubspaceProblem, task.n_components)
+        n_init = check_int(self.n_init, "n_init")
+        rng = as_generator(self.random_state)
         if not np.any(problem.z):
             # an all-zero sketch (constant records about the centre): every direction has
             # variance 0, so any orthonormal components fit exactly (the objective, relative
