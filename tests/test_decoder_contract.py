@@ -136,7 +136,7 @@ def test_a_decoder_written_to_the_old_contract_is_adapted_with_a_future_warning(
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # using an adapted decoder warns no more
-        for est in (CompressiveKMeans,):
+        for est in (CompressiveKMeans, CompressiveGaussianMixture):
             kw = dict(n_init=2, kernel_scale=1.0, random_state=0)
             old = est(3, decoder="test_old_clompr", **kw).fit(X)
             new = est(3, decoder="clompr", **kw).fit(X)
@@ -152,3 +152,39 @@ def test_a_decoder_written_to_the_old_contract_is_adapted_with_a_future_warning(
         a = OldCentre(n_init=2).decode(MixtureTask(pb, 2, -1.0, 3.0))
         b = OldCentre().decode(pb, 2, -1.0, 3.0, n_init=2)
         assert np.array_equal(a.theta, b.theta) and a.n_iter == b.n_iter == 2
+
+
+@DECODERS.register("test_multiscale")
+class MultiscaleClompr(ClomprDecoder):
+    """CL-OMPR declaring the coreset decoder's preferences: a multi-scale law at the data's spread."""
+
+    name = "test_multiscale"
+    frequency_law = "log_uniform"
+    scale_rule = "spread"
+
+
+def test_the_estimators_read_a_decoders_preferences_not_its_name(monkeypatch):
+    import pysketch.privacy.moments
+    from pysketch.frequencies import LogUniformLaw
+    from pysketch.kernel_scale import KMEANS_SEPARATION_FACTOR, expected_separation
+
+    kw = dict(n_init=1, random_state=0)
+    mine = CompressiveKMeans(3, decoder="test_multiscale", **kw).fit(X)
+    coreset = CompressiveKMeans(3, decoder="coreset", **kw).fit(X)
+    plain = CompressiveKMeans(3, decoder="clompr", **kw).fit(X)
+    assert isinstance(mine.sketch_.feature_map.operator.law, LogUniformLaw)
+    # the same scale (the data's spread) and the same sketch as the coreset decoder's
+    assert mine.kernel_scale_ == coreset.kernel_scale_ != plain.kernel_scale_
+    assert np.array_equal(mine.sketch_.sum, coreset.sketch_.sum)
+    # private: the private pilot's spread (here fixed at 2) is the scale itself, or goes
+    # through the separation rule
+    monkeypatch.setattr(pysketch.privacy.moments, "private_mean_and_spread", lambda *a, **k: (None, 2.0))
+    kw = dict(n_init=1, random_state=0, epsilon=2.0, bounds=(X.min(0) - 1, X.max(0) + 1))
+    assert CompressiveKMeans(3, decoder="test_multiscale", **kw).fit(X).kernel_scale_ == 2.0
+    assert CompressiveKMeans(3, decoder="clompr", **kw).fit(X).kernel_scale_ == pytest.approx(
+        KMEANS_SEPARATION_FACTOR * expected_separation(3, 2, 2.0), rel=1e-12)
+    # the GMM takes any registered decoder of its Gaussian atoms, and names them when refusing
+    assert CompressiveGaussianMixture(2, decoder="test_multiscale", n_init=1, random_state=0).fit(X).decoder_ \
+        == "test_multiscale"
+    with pytest.raises(ValueError, match="decoder must be 'auto' or 'clompr' or .*'test_multiscale'.*, got 'coreset'"):
+        CompressiveGaussianMixture(2, decoder="coreset").fit(X)

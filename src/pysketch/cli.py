@@ -429,7 +429,7 @@ def _add_fit_parser(commands):
                    help="clusters (kmeans), components (gmm) or principal components (pca)")
     _add_bounds(p, "; kmeans, gmm: the decoder searches the centers in it")
     p.add_argument("--decoder", default="auto", choices=("auto", "clompr", "cl_amp", "coreset", "grid"),
-                   help="kmeans: the decoder (default auto: grid for a grid sketch, else clompr)")
+                   help="kmeans, gmm: the decoder (default auto: grid for a grid sketch, else clompr; gmm: clompr)")
     p.add_argument("--n-init", type=_positive, default=3, help="decoder restarts (default 3)")
     p.add_argument("--seed", type=_seed, default=0, help="seed of the decoder's starts (default 0)")
     _add_output(p, "the model", ".json")
@@ -1260,15 +1260,11 @@ def _fit_mixture(sketch, args):
         raise _CommandError(f"--bounds LO HI is required for --task {args.task}: the decoder searches the centers in "
                             "a public box that holds the records")
     box = _box(args, sketch.feature_map.d)
-    if args.task == "kmeans":
-        est = CompressiveKMeans(args.k, n_init=args.n_init, random_state=args.seed, decoder=args.decoder)
-    else:
-        if args.decoder not in ("auto", "clompr"):
-            raise _CommandError("--decoder applies to --task kmeans only")
-        est = CompressiveGaussianMixture(args.k, n_init=args.n_init, random_state=args.seed)
+    estimator = CompressiveKMeans if args.task == "kmeans" else CompressiveGaussianMixture
+    est = estimator(args.k, n_init=args.n_init, random_state=args.seed, decoder=args.decoder)
     try:
         est.fit_sketch(sketch, box)
-    except ValueError as exc:  # a decoder that cannot read this sketch names it
+    except ValueError as exc:  # a decoder that cannot read this sketch, or not of the task's atoms, names it
         raise _CommandError(f"{args.sketch}: {exc}") from None
     model = {"task": args.task, "k": args.k, "weights": est.weights_, "bounds": {"lower": box[0], "upper": box[1]},
              "kernel_scale": est.kernel_scale_,
@@ -1277,7 +1273,7 @@ def _fit_mixture(sketch, args):
     if args.task == "kmeans":
         model.update(decoder=est.decoder_, centers=est.cluster_centers_)
     else:
-        model.update(decoder="clompr", centers=est.means_, variances=est.covariances_)
+        model.update(decoder=est.decoder_, centers=est.means_, variances=est.covariances_)
     return model
 
 
@@ -1286,8 +1282,8 @@ def _fit_pca(sketch, args):
 
     if _has_box(args):
         raise _CommandError("--bounds does not apply to --task pca (the quadratic sketch needs no box)")
-    if args.decoder not in ("auto", "clompr"):
-        raise _CommandError("--decoder applies to --task kmeans only")
+    if args.decoder != "auto":  # the subspace decoder follows the sketch's map (CompressivePCA)
+        raise _CommandError("--decoder applies to --task kmeans and gmm only")
     if args.k > sketch.feature_map.d:
         raise _CommandError(f"--k {args.k} is larger than the records' dimension {sketch.feature_map.d}")
     est = CompressivePCA(args.k, n_init=args.n_init, random_state=args.seed).fit_sketch(sketch)

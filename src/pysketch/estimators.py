@@ -132,13 +132,17 @@ class _CompressiveMixture(BaseEstimator):
         return make_law(self._default_law() if self.frequency_law == "auto" else self.frequency_law, sigma)
 
     def _default_law(self):
-        """The law that frequency_law='auto' stands for."""
-        raise NotImplementedError
+        """The law that frequency_law='auto' stands for: the decoder's (its `frequency_law`),
+        else the estimator's for its atoms."""
+        return self._decoder_class().frequency_law or self._atoms_law
 
     def _scale_from_spread(self, spread, k, d):
-        """The scale from the data's spread (the private pilot's release): the thesis's
-        separation rule (4.14) for the centers, 0.8 times the expected minimum
-        separation of k centres of spread s in dimension d."""
+        """The scale from the data's spread (the private pilot's release): the spread itself
+        for a decoder whose `scale_rule` is 'spread'; else the thesis's separation rule
+        (4.14) for the centers, 0.8 times the expected minimum separation of k centres of
+        spread s in dimension d."""
+        if self._scale_is_spread():
+            return spread
         from .kernel_scale import KMEANS_SEPARATION_FACTOR, expected_separation
 
         return KMEANS_SEPARATION_FACTOR * expected_separation(k, d, spread)
@@ -226,7 +230,7 @@ class _CompressiveMixture(BaseEstimator):
         A, B = P[order[:half]], P[order[half:]]
         lo, hi = check_bounds(bounds, P.shape[1])
         origin, unit = _box_frame(lo, hi)
-        problem = DECODERS.get("clompr").problem(sketch).in_units(unit, origin)
+        problem = self._decoder_class().problem(sketch).in_units(unit, origin)
         family = self._pilot_family(problem, (lo - origin) / unit, (hi - origin) / unit)
         frame = (family, problem, lo, hi, origin, unit)
         candidates = {"decoder": self._pilot_current()}
@@ -517,8 +521,9 @@ class _CompressiveMixture(BaseEstimator):
         return self
 
     def _scale_is_spread(self):
-        """True when kernel_scale='auto' means the data's spread (multi-scale laws)."""
-        return False
+        """True when kernel_scale='auto' means the data's spread (the decoder's `scale_rule`:
+        multi-scale laws)."""
+        return self._decoder_class().scale_rule == "spread"
 
     def _decode(self, sketch, bounds, rng, what="bounds", decoder=None, alone=False, n_init=None):
         """Decode in the frame of the box (see "Data scale" in the class docstring; `what`
@@ -549,7 +554,14 @@ class _CompressiveMixture(BaseEstimator):
         self._set_solution(sol)
 
     def _decoder_name(self, sketch=None, alone=False):
-        return "clompr"
+        """The decoder of a sketch: the one named, CL-OMPR for decoder='auto'."""
+        return "clompr" if self.decoder == "auto" else self.decoder
+
+    def _decoder_class(self):
+        """The class of the decoder that reads a fit's Fourier sketch (decoder='auto': the
+        one `fit` decodes with), whose declarations set that sketch (`frequency_law`,
+        `scale_rule`: pysketch.decoders.base)."""
+        return DECODERS.get(self._decoder_name())
 
     def _check_fitted(self):
         if not hasattr(self, "weights_"):
@@ -1011,6 +1023,7 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
 
     _task = "kmeans"
     _atoms = "dirac"
+    _atoms_law = "gaussian"  # frequency_law='auto' with a decoder that declares none
     _n_atoms_name = "n_clusters"
 
     def __init__(self, n_clusters=8, *, sketch_size=None, kernel_scale="auto", operator="auto",
@@ -1074,15 +1087,6 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
         if self.decoder != "auto" or fourier_given:
             return "fourier"
         return "grid" if d <= GRID_MAX_D else "high"
-
-    def _default_law(self):
-        return "log_uniform" if self.decoder == "coreset" else "gaussian"
-
-    def _scale_is_spread(self):
-        return self.decoder == "coreset"
-
-    def _scale_from_spread(self, spread, k, d):
-        return spread if self.decoder == "coreset" else super()._scale_from_spread(spread, k, d)
 
     def _set_solution(self, sol):
         self.cluster_centers_ = sol.theta.copy()
@@ -1248,6 +1252,7 @@ class CompressiveGaussianMixture(DensityMixin, _CompressiveMixture):
 
     _task = "gmm"
     _atoms = "diagonal_gaussian"
+    _atoms_law = "adapted_radius"  # frequency_law='auto' with a decoder that declares none
     _n_atoms_name = "n_components"
 
     def __init__(self, n_components=1, *, sketch_size=None, kernel_scale="auto", operator="auto",
@@ -1274,13 +1279,16 @@ class CompressiveGaussianMixture(DensityMixin, _CompressiveMixture):
     def _n_atoms(self):
         return self.n_components
 
-    def _default_law(self):
-        return "adapted_radius"
-
     def _validate_params(self):
         super()._validate_params()
-        if self.decoder not in ("auto", "clompr"):
-            raise ValueError(f"decoder must be 'auto' or 'clompr', got {self.decoder!r}")
+        if isinstance(self.decoder, str) and self.decoder == "auto":
+            return
+        # the registered decoders of its atoms (CL-OMPR's Gaussian atoms), by their declarations
+        names = [name for name, cls in ((n, DECODERS.get(n)) for n in DECODERS.names())
+                 if cls.task == "mixture" and self._atoms in cls.atoms]
+        if not isinstance(self.decoder, str) or self.decoder not in names:
+            raise ValueError(f"decoder must be 'auto' or {' or '.join(map(repr, names))}, got {self.decoder!r}")
+        DECODERS.get(self.decoder).check(atoms=self._atoms, private=self.epsilon is not None)
 
     def _set_solution(self, sol):
         d = sol.theta.shape[1] // 2

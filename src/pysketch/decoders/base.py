@@ -26,14 +26,26 @@ restarts or that Burer-Monteiro iterates); and the estimators make a decoder fro
 own parameters once, then pose the task of the sketch at hand.
 
 A decoder is a class registered in DECODERS under its name; the estimators pick one by
-name (``decoder='clompr'``) and read what it declares on its class:
+name (``decoder='clompr'``) and read what it declares on its class, never its name:
 
 - `task`: the task it solves ('mixture' or 'subspace');
 - `atoms`: the atom families it decodes (mixtures; empty for subspaces);
 - `decodes_private`: whether it decodes private (noisy) sketches; checked with `check`
   before anything is sketched or any privacy budget is spent;
 - `problem_type`: the problem it reads (None: the DecodingProblem of Fourier features),
-  made from a sketch by `problem(sketch)`.
+  made from a sketch by `problem(sketch)`;
+- `frequency_law`: the frequency law that an estimator's ``frequency_law='auto'`` stands
+  for when this decoder reads the sketch (None: the estimator's default for its atoms;
+  the coreset decoder asks for 'log_uniform', a multi-scale law);
+- `scale_rule`: what ``kernel_scale='auto'`` means for it: 'estimate' (a scale for the
+  atoms, estimated from a pilot of the data, pysketch.kernel_scale; from a private
+  pilot's spread, the thesis's separation rule) or 'spread' (the data's spread itself: a
+  multi-scale law covers the other scales).
+
+The estimators never test a decoder's name: what differs between decoders is declared
+here (tests/test_architecture.py refuses a comparison of a decoder name with a string
+other than 'auto' outside pysketch.decoders). Which decoder decoder='auto' stands for is
+a rule of each estimator, which names its choice.
 
 A new decoder subclasses `Decoder`, declares these and registers itself:
 
@@ -127,6 +139,12 @@ class Decoder:
     #: the problem it reads, made from a sketch by ``problem_type.from_sketch`` (None: the
     #: DecodingProblem of Fourier features)
     problem_type = None
+    #: the frequency law frequency_law='auto' stands for when it reads the sketch (None:
+    #: the estimator's default for its atoms)
+    frequency_law = None
+    #: what kernel_scale='auto' is for it: 'estimate' (the atoms' scale, from a pilot) or
+    #: 'spread' (the data's spread)
+    scale_rule = "estimate"
 
     def __init__(self, *, n_init=1, random_state=None):
         self.n_init = n_init

@@ -215,6 +215,10 @@ class CoresetDecoder(Decoder):
     name = "coreset"
     atoms = ("dirac",)
     decodes_private = True
+    #: its over-complete atoms of several widths read a multi-scale sketch (pysketch.frequencies.
+    #: LogUniformLaw), at the data's spread
+    frequency_law = "log_uniform"
+    scale_rule = "spread"
 
     def decode(self, task):
         self.check_task(task)
