@@ -12,7 +12,10 @@
 - the range checks of the data's scale imported from `pysketch._checks` only;
 - no comment or string of src/ citing a note kept outside the repository (a comment cites
   the public paper: authors, year, section or equation, or states the fact itself);
-- no feature-map kind switch outside the classes that own the kinds.
+- no feature-map kind switch outside the classes that own the kinds;
+- no decoder name compared with a string literal (other than 'auto') outside the decoders'
+  own package: an estimator reads what a decoder declares on its class (its task, atoms,
+  frequency law, scale rule), never which decoder it is.
 
 Every checker is a function of a module's name and source, so that the tests at the end
 of each part feed it a small fake source with the fault and see it reported."""
@@ -663,3 +666,80 @@ def test_no_kind_switch_outside_its_owner(name):
     hits = re.findall(r"\b(?:fm|feature_map|operator|op)\.kind\s*(?:==|!=|in\b|not in\b)"
                       r"|kind\s*[!=]=\s*['\"](?:complex|real|quantized|quadratic|dense|r3|gr2|fastfood)['\"]", src)
     assert not hits, f"{name} switches on a feature map's or operator's kind: {hits}"
+
+
+# ------------------------------------------------------------------ decoder names
+
+#: modules allowed to compare decoder names with literals for now (none left; a listed
+#: module that no longer does fails the test, so the set cannot go stale)
+DECODER_NAME_PENDING = set()
+
+
+def _names_a_decoder(node):
+    """Whether an expression stands for a decoder's name: a name or attribute chain whose
+    last part says 'decoder' (decoder, self.decoder, args.decoder, est.decoder_,
+    decoder_name) or is the `name` of one (decoder.name), or a call of such a chain
+    (self._decoder_name(sketch)). A decoder's other attributes (decoder.task) are its
+    declarations, not its name."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    dotted = _dotted(node)
+    if dotted is None:
+        return False
+    parts = dotted.lower().split(".")
+    return "decoder" in parts[-1] or (parts[-1] == "name" and any("decoder" in p for p in parts[:-1]))
+
+
+def _name_literals(node):
+    """The string literals other than 'auto' that an operand is or holds (a tuple, list or set)."""
+    items = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+    return [e.value for e in items if isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value != "auto"]
+
+
+def _decoder_name_tests(tree):
+    """(line, literal) for every comparison (==, !=, in, not in, is) of a decoder name with a
+    string literal other than 'auto', and every `case` literal of a `match` on one."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            operands = [node.left] + node.comparators
+            if any(_names_a_decoder(o) for o in operands):
+                out.extend((node.lineno, lit) for o in operands if not _names_a_decoder(o) for lit in _name_literals(o))
+        elif isinstance(node, ast.Match) and _names_a_decoder(node.subject):
+            for case in node.cases:
+                for pattern in ast.walk(case.pattern):
+                    if isinstance(pattern, ast.MatchValue):
+                        out.extend((pattern.lineno, lit) for lit in _name_literals(pattern.value))
+    return out
+
+
+def test_no_decoder_name_is_tested_outside_the_decoders():
+    # decoder='auto' may choose a decoder by name (a rule of the estimator); what a decoder
+    # prefers is read from its class (pysketch.decoders.base), never from its name
+    trees = {name: ast.parse(_source(name)) for name in MODULES if _layer(name) != "decoders"}
+    bad = [f"{name}:{line}: decoder name compared with {lit!r}" for name, tree in sorted(trees.items())
+           if name not in DECODER_NAME_PENDING for line, lit in _decoder_name_tests(tree)]
+    assert not bad, ("decoder names tested outside pysketch.decoders (declare the behaviour on the decoder's class "
+                     "and read it there):\n" + "\n".join(bad))
+    assert all(_decoder_name_tests(trees[n]) for n in DECODER_NAME_PENDING), "DECODER_NAME_PENDING names a fixed module"
+
+
+@pytest.mark.parametrize("src, literal", [
+    ('def _default_law(self):\n    return "log_uniform" if self.decoder == "coreset" else "gaussian"\n', "coreset"),
+    ("if self.decoder != 'coreset':\n    pass\n", "coreset"),
+    ('if args.decoder not in ("auto", "clompr"):\n    pass\n', "clompr"),
+    ('if "grid" == decoder.name:\n    pass\n', "grid"),
+    ('if self._decoder_name(sketch) == "grid":\n    pass\n', "grid"),
+    ('spread = est.decoder_ in {"coreset"}\n', "coreset"),
+    ('match self.decoder:\n    case "coreset":\n        pass\n    case _:\n        pass\n', "coreset"),
+])
+def test_a_decoder_name_test_would_be_found(src, literal):
+    assert [lit for _, lit in _decoder_name_tests(ast.parse(src))] == [literal]
+
+
+def test_auto_and_a_decoders_declarations_are_not_name_tests():
+    src = ('if self.decoder == "auto" or args.decoder not in ("auto",):\n    pass\n'
+           'if route == "grid" and decoder.task == "subspace":\n    pass\n'
+           'if DECODERS.get(self.decoder).scale_rule == "spread":\n    pass\n'
+           'name = "coreset" if alone else "clompr"\n')
+    assert _decoder_name_tests(ast.parse(src)) == []
