@@ -151,7 +151,8 @@ def test_a_decoder_written_to_the_old_contract_is_adapted_with_a_future_warning(
         pb = DecodingProblem.from_sketch(est.sketch_)
         a = OldCentre(n_init=2).decode(MixtureTask(pb, 2, -1.0, 3.0))
         b = OldCentre().decode(pb, 2, -1.0, 3.0, n_init=2)
-        assert np.array_equal(a.theta, b.theta) and a.n_iter == b.n_iter == 2
+        c = OldCentre(n_init=2).decode(task=MixtureTask(pb, 2, -1.0, 3.0))
+        assert np.array_equal(a.theta, b.theta) and np.array_equal(a.theta, c.theta) and a.n_iter == b.n_iter == 2
 
 
 @DECODERS.register("test_multiscale")

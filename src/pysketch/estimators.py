@@ -1229,7 +1229,7 @@ class CompressiveGaussianMixture(DensityMixin, _CompressiveMixture):
     default frequency law is 'adapted_radius' and kernel_scale 'auto' estimates the
     cluster scale from a pilot sketch (Keriven et al.'s fit of the sketch's decay).
 
-    decoder : {'auto', 'clompr'}, default 'auto'
+    decoder : {'auto', 'clompr'} or another registered decoder of 'diagonal_gaussian' atoms, default 'auto'
         'clompr': the mixture decoded from the sketch alone. 'auto' (a clean `fit` only;
         private fits, `fit_sketch` and `partial_fit` decode with CL-OMPR): the pilot (at
         most ``pilot_size`` records, drawn uniformly in the same pass) is split in halves A

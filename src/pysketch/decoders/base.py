@@ -285,9 +285,11 @@ def _adapt_old_decode(old):
 
     @functools.wraps(old)
     def decode(self, *args, **kwargs):
-        if not (len(args) == 1 and not kwargs and isinstance(args[0], Task)):
+        task = args[0] if len(args) == 1 and not kwargs else None
+        if not args and list(kwargs) == ["task"]:
+            task = kwargs["task"]
+        if not isinstance(task, Task):
             return old(self, *args, **kwargs)
-        task = args[0]
         run = {"n_init": getattr(self, "n_init", 1), "random_state": getattr(self, "random_state", None)}
         if task.name == "subspace":
             return old(self, task.problem, task.n_components, **run)
