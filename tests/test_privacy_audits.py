@@ -428,9 +428,11 @@ def _fjlt_input_perturbation(n):
     sigma = analytic_gaussian_sigma(eps, delta, 1.0)
     c = _gaussian_threshold(1.0, sigma, delta, n)
 
+    budget = importlib.import_module("pysketch.privacy.budget")  # where the release's part draws its noise
+
     def draw(x):
         def run(k):
-            with _spy_mechanisms(drel, names=("Gaussian",), count=False) as out:
+            with _spy_mechanisms(budget, names=("Gaussian",), count=False) as out:
                 drel.release_input(op, np.tile(x, (k, 1)), eps, delta)
             return np.array([_projection(v, np.zeros(8), diff) for v in out])
         return run
@@ -445,6 +447,7 @@ def _rfm_scaling_add_remove(n):
     # D1 adds a record at the upper corner, r = (1, 1, 1, 1, 1): L2 = sqrt(1 + 2d + 2) = sqrt 5
     # (d = 1), the stated sensitivity. The released vector is read by a spy (DataScaling is its
     # post-processing).
+    from pysketch.privacy import budget
     from pysketch.rfm import scaling
     eps, delta = 1.0, _delta(n)
     t0 = np.array([1.0, 0.0, 0.0, 0.0, 0.0])
@@ -456,7 +459,7 @@ def _rfm_scaling_add_remove(n):
     def draw(total):
         def run(k):
             res = np.empty(k)
-            with _spy_mechanisms(scaling, names=("Gaussian",), count=False) as out:
+            with _spy_mechanisms(budget, names=("Gaussian",), count=False) as out:  # where its part draws
                 for i in range(k):
                     out.clear()
                     scaling.release_scaling(total.copy(), ([0.0], [1.0]), (0.0, 1.0), eps, delta)
@@ -468,6 +471,7 @@ def _rfm_scaling_add_remove(n):
 
 def _rfm_scaling_replace(n):
     # replace: the count cancels; u, v from 0 to 1 move r by (0, 1, 1, 1, 1): L2 = 2 = sqrt(2 (d + 1))
+    from pysketch.privacy import budget
     from pysketch.rfm import scaling
     eps, delta = 1.0, _delta(n)
     t0 = np.array([1.0, 0.0, 0.0, 0.0, 0.0])
@@ -479,7 +483,7 @@ def _rfm_scaling_replace(n):
     def draw(total):
         def run(k):
             res = np.empty(k)
-            with _spy_mechanisms(scaling, names=("Gaussian",), count=False) as out:
+            with _spy_mechanisms(budget, names=("Gaussian",), count=False) as out:  # where its part draws
                 for i in range(k):
                     out.clear()
                     scaling.release_scaling(total.copy(), ([0.0], [1.0]), (0.0, 1.0), eps, delta, neighbouring="replace")

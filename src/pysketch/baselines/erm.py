@@ -9,8 +9,8 @@ import numpy as np
 from scipy import optimize, special
 
 from .._checks import check_array, check_bounds, check_int, check_positive
-from ..privacy.accountant import charge
-from ..privacy.mechanisms import check_epsilon, noise_source
+from ..privacy.budget import Budget
+from ..privacy.mechanisms import check_epsilon
 from ._common import _clip_records
 
 __all__ = ["LOGISTIC_C", "PrivateLogisticModel", "objective_perturbation_logistic"]
@@ -286,8 +286,8 @@ def objective_perturbation_logistic(X, y, epsilon, *, lam, bounds=None, data_nor
         eps_prime = eps / 2.0
     beta = eps_prime / 2.0
 
-    charge(accountant, eps, 0.0, "objective_perturbation_logistic")
-    source = noise_source(insecure_seed)
+    source = Budget(eps, neighbouring="replace", what="objective_perturbation_logistic", pure=True,
+                    insecure_seed=insecure_seed).charge(accountant).source
     b = _objective_noise(p, beta, source)
     reg = Lam + extra
 

@@ -22,8 +22,8 @@ from .._checks import check_array, check_bounds, check_int, check_positive, chec
 from .._random import as_generator
 from ..cluster import CHUNK_VALUES
 from ..metrics import assign
-from ..privacy.accountant import charge
-from ..privacy.mechanisms import Laplace, check_epsilon, noise_source
+from ..privacy.budget import Budget
+from ..privacy.mechanisms import Laplace, check_epsilon
 from ._common import _check_share
 
 __all__ = ["DPLloyd", "EUGkM"]
@@ -89,8 +89,8 @@ class DPLloyd:
         Z = X - c0
         half = 0.5 * (hi - lo)
         sens = 1.0 + float(half.sum())
-        charge(self.accountant, eps, 0.0, "DPLloyd.fit")
-        source = noise_source(self.insecure_seed)
+        source = Budget(eps, what="DPLloyd.fit", pure=True,
+                        insecure_seed=self.insecure_seed).charge(self.accountant).source
         mech = Laplace(eps / T, sens, insecure_seed=source)
         rng = as_generator(self.random_state)
         C = rng.uniform(-half, half, size=(k, d))
@@ -202,8 +202,8 @@ class EUGkM:
             X = np.clip(X, lo, hi)
         plan = plan_release(1, eps, 0.0, neighbouring=relation, mechanism="laplace",
                             split=1.0 - share if relation == "add_remove" else None)
-        charge(self.accountant, eps, 0.0, "EUGkM.fit")
-        source = noise_source(self.insecure_seed)
+        source = Budget(eps, neighbouring=relation, what="EUGkM.fit", pure=True,
+                        insecure_seed=self.insecure_seed).charge(self.accountant).source
         count = plan.release_count(n, source)
         bins = self.grid_bins(count, plan.epsilon_sum, d, theta)
         fm = GridMap(lo, hi, bins)

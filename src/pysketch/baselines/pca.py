@@ -35,8 +35,8 @@ import numpy as np
 from scipy import linalg
 
 from .._checks import check_array, check_int, check_positive, check_relation
-from ..privacy.accountant import charge
-from ..privacy.mechanisms import (GRID_BITS, Gaussian, Laplace, check_delta, check_epsilon, noise_source,
+from ..privacy.budget import Budget
+from ..privacy.mechanisms import (GRID_BITS, Gaussian, Laplace, check_delta, check_epsilon,
                                   noisy_count, sample_discrete_gaussian)
 from ._common import _check_share
 
@@ -260,8 +260,8 @@ class _NoisyCovariancePCA(_SecondMomentPCA):
         S, n, d = _second_moment_sum(X, R)
         k = _check_components(self.n_components, d)
         eps_sum = eps * (1.0 - share)
-        charge(self.accountant, eps, delta, f"{name}.fit")
-        source = noise_source(self.insecure_seed)
+        source = Budget(eps, delta, neighbouring=relation, what=f"{name}.fit",
+                        insecure_seed=self.insecure_seed).charge(self.accountant).source
         released, shift = self._release(S, d, R, relation, eps_sum, delta, source)
         if relation == "replace":
             count = n  # public under replace neighbours

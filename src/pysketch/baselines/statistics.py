@@ -25,8 +25,8 @@ import numbers
 import numpy as np
 
 from .._checks import check_array, check_bounds, check_int, check_relation, check_size
-from ..privacy.accountant import charge
-from ..privacy.mechanisms import Laplace, check_epsilon, noise_source, noisy_count
+from ..privacy.budget import Budget
+from ..privacy.mechanisms import Laplace, check_epsilon, noisy_count
 from ._common import _clip_records
 
 __all__ = ["DirectRelease", "SUM_SHARE", "laplace_counting_queries", "laplace_covariance", "laplace_histogram",
@@ -195,8 +195,8 @@ def laplace_moments(X, bounds, epsilon, orders=(1, 2), *, neighbouring="add_remo
     eps_sum, eps_count = _budget(eps, relation, split)
     X, clipped = _clip_records(X, lo, hi)
     sens = _moments_sensitivity(lo, hi, ks, relation)
-    charge(accountant, eps, 0.0, "laplace_moments")
-    source = noise_source(insecure_seed)
+    source = Budget(eps, neighbouring=relation, what="laplace_moments", pure=True,
+                    insecure_seed=insecure_seed).charge(accountant).source
     mech = Laplace(eps_sum, sens, insecure_seed=source)
     sums = mech.randomise(_moment_sums(X, ks))
     count, div = _divisor(n, relation, eps_count, source)
@@ -319,8 +319,8 @@ def laplace_histogram(X, bounds, epsilon, *, bins=100, edges=None, neighbouring=
     eps_hist, eps_count = _budget(eps, relation, split)
     X, clipped = _clip_records(X, lo, hi)
     sens = float(d) if relation == "add_remove" else 2.0 * d
-    charge(accountant, eps, 0.0, "laplace_histogram")
-    source = noise_source(insecure_seed)
+    source = Budget(eps, neighbouring=relation, what="laplace_histogram", pure=True,
+                    insecure_seed=insecure_seed).charge(accountant).source
     mech = Laplace(eps_hist, sens, insecure_seed=source)
     noisy = mech.randomise(_histogram_counts(X, edges))
     count, div = _divisor(n, relation, eps_count, source)
@@ -403,8 +403,8 @@ def laplace_covariance(X, bounds, epsilon, *, neighbouring="add_remove", split=S
     X, clipped = _clip_records(X, lo, hi)
     centre, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
     sens = _covariance_sensitivity(half, relation)
-    charge(accountant, eps, 0.0, "laplace_covariance")
-    source = noise_source(insecure_seed)
+    source = Budget(eps, neighbouring=relation, what="laplace_covariance", pure=True,
+                    insecure_seed=insecure_seed).charge(accountant).source
     mech = Laplace(eps_sum, sens, insecure_seed=source)
     noisy = mech.randomise(_covariance_vector(X - centre))
     count, div = _divisor(n, relation, eps_count, source)
@@ -529,8 +529,8 @@ def laplace_counting_queries(X, lower, upper, epsilon, *, as_fraction=True, neig
     if split is None:
         split = q ** (2.0 / 3.0) / (q ** (2.0 / 3.0) + 1.0)
     eps_q, eps_count = _budget(eps, relation, split, needs_count=bool(as_fraction))
-    charge(accountant, eps, 0.0, "laplace_counting_queries")
-    source = noise_source(insecure_seed)
+    source = Budget(eps, neighbouring=relation, what="laplace_counting_queries", pure=True,
+                    insecure_seed=insecure_seed).charge(accountant).source
     mech = Laplace(eps_q, float(q), insecure_seed=source)
     noisy = mech.randomise(_query_counts(X, lower, upper))
     if as_fraction:

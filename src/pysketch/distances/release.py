@@ -36,8 +36,8 @@ import numpy as np
 from .._archive import SketchFileError, read, write
 from .._checks import check_int, check_positive, check_size
 from ..operators import FastJLOperator, FrequencyOperator
-from ..privacy.accountant import charge
-from ..privacy.mechanisms import Gaussian, Laplace, check_delta, check_epsilon
+from ..privacy.budget import Budget
+from ..privacy.mechanisms import Gaussian, check_delta, check_epsilon
 from . import formulas
 
 __all__ = ["DistanceRelease", "release", "release_cost", "release_input", "sq_distance", "pairwise_sq_distances", "nearest_neighbors", "max_column_norm",
@@ -241,11 +241,8 @@ def release(operator, X, epsilon, delta=0.0, *, mechanism="auto", contribution=1
     epsilon, delta, C, mechanism, d1, d2 = _plan(operator, epsilon, delta, mechanism, contribution, Z2_guess)
     single = not hasattr(X, "tocsr") and np.ndim(X) == 1
     Y = _nonempty(np.atleast_2d(np.asarray(_apply_by_rows(operator, X), dtype=np.float64)))
-    if mechanism == "laplace":
-        mech = Laplace(epsilon, d1, insecure_seed=insecure_seed)
-    else:
-        mech = Gaussian(epsilon, delta, d2, insecure_seed=insecure_seed)
-    charge(accountant, epsilon, delta, "distances.release")
+    rows = _rows_part(epsilon, delta, mechanism, "distances.release", accountant, insecure_seed)
+    mech = rows.mechanism(mechanism, d1 if mechanism == "laplace" else d2)
     noisy = mech.randomise_rows(Y)  # one release per row
     scale = _check_noise_scale(mech.effective_scale_)
     m2, m4 = (formulas.laplace_moments(scale) if mechanism == "laplace" else formulas.gaussian_moments(scale))
@@ -254,6 +251,17 @@ def release(operator, X, epsilon, delta=0.0, *, mechanism="auto", contribution=1
                            contribution=float(C), sensitivity=float(d1 if mechanism == "laplace" else d2),
                            m2=float(m2), m4=float(m4), correction_dim=operator.m,
                            secure_noise=bool(mech.secure_noise), **_fjlt_fields(operator))
+
+
+def _rows_part(epsilon, delta, mechanism, what, accountant, insecure_seed):
+    """The one part of a release of rows, charged to `accountant`: (epsilon, delta) for
+    each row under the relation of one vector changed by at most C in l1 (the number of
+    rows is public: 'replace'); Laplace spends no delta."""
+    budget = Budget(epsilon, delta, neighbouring="replace", what=what, pure=mechanism == "laplace",
+                    insecure_seed=insecure_seed)
+    rows = budget.part("rows")
+    budget.charge(accountant)
+    return rows
 
 
 #: Noise scales b with 2**-NOISE_SCALE_EXPONENT <= b <= 2**NOISE_SCALE_EXPONENT: the release
@@ -338,15 +346,16 @@ def release_input(operator, X, epsilon, delta, *, site="rotated", contribution=1
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, positive=True)
     C = check_positive(contribution, "contribution")
-    mech = Gaussian(epsilon, delta, C, insecure_seed=insecure_seed)
     if site == "rotated":
         Z = _nonempty(np.atleast_2d(operator.rotated(X)))
-        charge(accountant, epsilon, delta, "distances.release_input")
+        mech = _rows_part(epsilon, delta, "gaussian", "distances.release_input", accountant,
+                          insecure_seed).mechanism("gaussian", C)
         noisy = mech.randomise_rows(Z)  # one release per row
         values, n_noised = operator.project(noisy), operator.padded_d
     else:
         Xa = _nonempty(np.atleast_2d(np.asarray(X, dtype=np.float64)))
-        charge(accountant, epsilon, delta, "distances.release_input")
+        mech = _rows_part(epsilon, delta, "gaussian", "distances.release_input", accountant,
+                          insecure_seed).mechanism("gaussian", C)
         noisy = mech.randomise_rows(Xa)  # one release per row
         values, n_noised = np.atleast_2d(operator.apply(noisy)), operator.d
     m2, m4 = formulas.gaussian_moments(_check_noise_scale(mech.effective_scale_))
@@ -387,8 +396,8 @@ def kenthapadi_release(operator, X, epsilon, delta, *, accountant=None, insecure
     sigma = 4.0 * math.sqrt(-math.log(delta)) / epsilon
     unit = Gaussian(epsilon, delta, 1.0).scale
     Y = _nonempty(np.atleast_2d(np.asarray(operator.apply(X), dtype=np.float64)))
-    mech = Gaussian(epsilon, delta, sigma / unit, insecure_seed=insecure_seed)  # noise of sigma per coordinate
-    charge(accountant, epsilon, delta, "distances.kenthapadi_release")
+    rows = _rows_part(epsilon, delta, "gaussian", "distances.kenthapadi_release", accountant, insecure_seed)
+    mech = rows.mechanism("gaussian", sigma / unit)  # noise of sigma per coordinate
     noisy = mech.randomise_rows(Y)  # one release per row
     m2, m4 = formulas.gaussian_moments(_check_noise_scale(mech.effective_scale_))
     return DistanceRelease(values=noisy, operator_id=operator.fingerprint(), construction=operator.kind,

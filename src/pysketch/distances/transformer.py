@@ -8,7 +8,7 @@ from .._base import BaseEstimator, TransformerMixin, not_fitted_error
 from .._checks import MAX_INT32, check_int, check_size
 from ..blocks import as_dask_array, is_dask_collection, map_blocks, map_reduce
 from ..operators import SparseJLOperator
-from ..privacy.accountant import charge
+from ..privacy.budget import Budget
 from .release import release as _release_rows
 from .release import release_cost
 
@@ -117,7 +117,8 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
     def _charge(self):
         eps, delta = release_cost(self.operator_, self.epsilon, self.delta, mechanism=self.mechanism,
                                   contribution=self.contribution)
-        charge(self.accountant, eps, delta, type(self).__name__)
+        # the blocks draw in their tasks: the budget here is the charge, for all of them
+        Budget(eps, delta, neighbouring="replace", what=type(self).__name__).charge(self.accountant)
 
     def transform(self, X):
         if is_dask_collection(X):

@@ -12,7 +12,7 @@ from .accountant import BudgetAccountant, BudgetError
 from .mechanisms import (Gaussian, Laplace, analytic_gaussian_delta, analytic_gaussian_sigma,
                          classical_gaussian_sigma)
 from .private_sketch import PrivacyRecord, PrivateSketch
-from .release import make_private
+from .budget import make_private
 from .sensitivity import count_sensitivity, sum_sensitivity
 from . import nsr
 

@@ -36,11 +36,18 @@ import dataclasses
 import numpy as np
 
 from .._checks import check_relation
+from ..sketch import Sketch
 from .accountant import charge as _charge_accountant
 from .mechanisms import Gaussian, Laplace, check_delta, check_epsilon, noise_source, noisy_count
 from .private_sketch import PrivacyRecord, PrivateSketch
+from . import release as _release_path  # its `release`, looked up at each call (the dask tests spy on it)
+from .release import DEFAULT_NSR_MAX, ReleasePlan, plan_release, plan_sketch_release, sketch_sensitivity
+from .subsampling import epsilon_before_subsampling
 
-__all__ = ["Budget", "Part"]
+__all__ = ["Budget", "Part", "make_private"]
+
+#: The options of Part.plan_release (the other keyword arguments of Part.release go into the record).
+_PLAN_OPTIONS = ("mechanism", "split", "n_lower", "nsr_max", "features_per_record", "data_fraction")
 
 #: Relative slack allowed when parts add up to the budget (shares are floats).
 _SLACK = 1e-9
@@ -58,6 +65,7 @@ class Part:
     group: object = None
     spent: dict = dataclasses.field(default_factory=dict)
     value: object = None  # a count part's released count
+    _plan: object = dataclasses.field(default=None, repr=False)  # a release's plan (plan_release)
 
     def _source(self):
         if not self.budget.charged:
@@ -103,39 +111,66 @@ class Part:
         self._note(mechanism="discrete_laplace", sensitivity=1.0, sensitivity_norm=1, scale=1.0 / self.epsilon)
         return value
 
+    def mechanism(self, kind, sensitivity, **options):
+        """The mechanism at this part's (epsilon, delta), drawing from the budget's source:
+        'laplace' (scale sensitivity / epsilon, L1 sensitivity) or 'gaussian' (the analytic
+        Gaussian mechanism, Balle & Wang 2018, Theorem 8, or `calibration='classical'`; L2
+        sensitivity), for a release that draws through the mechanism's own methods (e.g.
+        one release per row). It may be made before the budget is charged (its parameters
+        are then checked before anything is spent), but draws only after. The part is
+        spent: the record states the mechanism and sensitivity (and the noise scale, once
+        drawn, when the release goes through `laplace` or `gaussian`)."""
+        if self.spent:
+            raise RuntimeError(f"the part {self.name!r} has already been spent; plan one part per release")
+        if kind == "laplace":
+            mech = Laplace(self.epsilon, sensitivity, insecure_seed=self.budget._pending_source, **options)
+        elif kind == "gaussian":
+            mech = Gaussian(self.epsilon, self.delta, sensitivity, insecure_seed=self.budget._pending_source,
+                            **options)
+        else:
+            raise ValueError(f"kind must be 'laplace' or 'gaussian', got {kind!r}")
+        calibration = options.get("calibration", "analytic")
+        self._note(mechanism=kind if calibration == "analytic" else f"{kind} ({calibration})",
+                   sensitivity=float(sensitivity),
+                   sensitivity_norm=1 if kind == "laplace" else 2)
+        return _ChargedMechanism(self.budget, mech)
+
+    def _draw(self, kind, values, sensitivity):
+        self._source()  # refused before the charge, and once spent, before anything is noted
+        mech = self.mechanism(kind, sensitivity)
+        out = mech.randomise(np.asarray(values, dtype=np.float64))
+        self.spent["scale"] = float(mech.effective_scale_)  # known once the noise is drawn
+        return out
+
     def laplace(self, values, sensitivity):
         """values with Laplace noise of scale sensitivity / epsilon (sensitivity: L1, under
         the budget's relation). Returns an array of the same shape."""
-        mech = Laplace(self.epsilon, sensitivity, insecure_seed=self._source())
-        out = mech.randomise(np.asarray(values, dtype=np.float64))
-        self._note(mechanism="laplace", sensitivity=float(sensitivity), sensitivity_norm=1,
-                   scale=float(mech.effective_scale_))
-        return out
+        return self._draw("laplace", values, sensitivity)
 
     def gaussian(self, values, sensitivity):
         """values with the analytic Gaussian mechanism's noise at (epsilon, delta) for an L2
         sensitivity (Balle & Wang 2018, Theorem 8)."""
-        mech = Gaussian(self.epsilon, self.delta, sensitivity, insecure_seed=self._source())
-        out = mech.randomise(np.asarray(values, dtype=np.float64))
-        self._note(mechanism="gaussian", sensitivity=float(sensitivity), sensitivity_norm=2,
-                   scale=float(mech.effective_scale_))
-        return out
+        return self._draw("gaussian", values, sensitivity)
 
     def noise(self, values, sensitivity):
         """Laplace (delta = 0; `sensitivity` is L1) or Gaussian (delta > 0; L2)."""
         return self.gaussian(values, sensitivity) if self.delta > 0 else self.laplace(values, sensitivity)
 
-    def release(self, sketch, *, count=None, mechanism="auto", split=None, n_lower=None, nsr_max=None,
-                sensitivity=None, data_norm=None, features_per_record=None, **record):
-        """The PrivateSketch of a clean sketch at this part's (epsilon, delta): the count and
-        the sum split as :func:`~pysketch.privacy.release.plan_sketch_release` plans them
-        (make_private's split); or the
+    def plan_release(self, sketch, *, count=None, mechanism="auto", split=None, n_lower=None, nsr_max=None,
+                     features_per_record=None, data_fraction=None):
+        """Plan this part's release of a clean sketch (checked before the budget is charged;
+        `release` then draws it): the count and the sum split as
+        :func:`~pysketch.privacy.release.plan_sketch_release` plans them (make_private's split); or the
         whole part on the sum when the count is public (replace), given, or released by
-        another part (`count` = that Part: the sketch's record then states its split). Extra
-        keyword arguments go into the sketch's own PrivacyRecord (as in `release`)."""
-        from .release import DEFAULT_NSR_MAX, ReleasePlan, plan_release, plan_sketch_release, release
+        another part (`count` = that Part, or True when it will be given to `release`).
 
-        source = self._source()
+        data_fraction : the sketch was made from a secret Poisson subsample keeping each
+            record with this probability: the noise is calibrated at eps' = log(1 + (e^eps
+            - 1) / beta), delta' = delta / beta, so that the part's (epsilon, delta) holds
+            for the whole dataset (amplification by Poisson subsampling, Balle, Barthe &
+            Gaboardi 2018; add/remove only). Returns the ReleasePlan."""
+        if self.spent or self._plan is not None:
+            raise RuntimeError(f"the part {self.name!r} is already planned or spent; plan one part per release")
         relation = self.budget.neighbouring
         if features_per_record is None and sketch.subsampling is not None:
             features_per_record = sketch.subsampling["r"]
@@ -145,9 +180,10 @@ class Part:
                                 mechanism=mechanism, split=split)  # (a split is checked, not used)
             eps_count = 0.0
             if isinstance(count, Part):
-                if count.budget is not self.budget or not count.spent or count.spent["mechanism"] != "discrete_laplace":
-                    raise ValueError("count must be a count part of the same budget, already released")
-                eps_count, count = count.epsilon, count.value
+                if count.budget is not self.budget or count.spent.get("mechanism", "discrete_laplace") != \
+                        "discrete_laplace":
+                    raise ValueError("count must be a count part of the same budget")
+                eps_count = count.epsilon
             total = base.epsilon + eps_count
             plan = ReleasePlan(epsilon=total, delta=base.delta, neighbouring=relation, mechanism=base.mechanism,
                                epsilon_sum=base.epsilon, epsilon_count=eps_count, split=base.epsilon / total)
@@ -156,14 +192,77 @@ class Part:
                                        split=split, n_lower=n_lower,
                                        nsr_max=DEFAULT_NSR_MAX if nsr_max is None else nsr_max,
                                        features_per_record=features_per_record)
-        private = release(sketch, plan, source, count=count, sensitivity=sensitivity, data_norm=data_norm,
-                          features_per_record=features_per_record, **record)
+        amplification = {}
+        if data_fraction is not None:
+            if relation != "add_remove":
+                raise ValueError("data_fraction (Poisson subsampling amplification) is for neighbouring='add_remove'")
+            eps_cal = epsilon_before_subsampling(plan.epsilon, data_fraction)
+            delta_cal = plan.delta / data_fraction
+            if delta_cal >= 1:
+                raise ValueError(f"delta / data_fraction = {delta_cal} must be < 1")
+            # calibrated at (eps', delta'), the split kept; the record states the guarantee
+            # for the whole dataset, after amplification
+            amplification = dict(epsilon=float(plan.epsilon), delta=float(plan.delta),
+                                 data_fraction=float(data_fraction), epsilon_before_amplification=float(eps_cal),
+                                 delta_before_amplification=float(delta_cal))
+            plan = plan.with_budget(eps_cal, delta_cal)
+        self._plan = (plan, count is not None, features_per_record, amplification)
+        return plan
+
+    def release(self, sketch, *, count=None, sensitivity=None, data_norm=None, **options):
+        """The PrivateSketch of a clean sketch at this part's (epsilon, delta), as planned by
+        `plan_release` (called here with `options` when the part is not planned yet).
+        `count`: the count part released before (or the released count) when the plan
+        leaves the count out. `sensitivity`, `data_norm`: as in
+        :func:`~pysketch.privacy.release.release`. Other keyword arguments of `options`
+        that `plan_release` does not take go into the sketch's own PrivacyRecord."""
+        record = {k: options.pop(k) for k in list(options) if k not in _PLAN_OPTIONS}
+        if self._plan is None:
+            self.plan_release(sketch, count=count, **options)
+        elif options:
+            raise TypeError(f"the part {self.name!r} is planned: give {sorted(options)} to plan_release")
+        plan, counted, features_per_record, amplification = self._plan
+        source = self._source()
+        if isinstance(count, Part):
+            if not count.spent:
+                raise ValueError("count must be a count part of the same budget, already released")
+            count = count.value
+        elif counted and count is None:
+            raise ValueError(f"the part {self.name!r} was planned with a count: give it to release")
+        private = _release_path.release(sketch, plan, source, count=count, sensitivity=sensitivity,
+                                        data_norm=data_norm, features_per_record=features_per_record,
+                                        **amplification, **record)
         rec = private.privacy
         self._note(mechanism=rec.mechanism, sensitivity=rec.sensitivity_sum, sensitivity_norm=rec.sensitivity_norm,
-                   scale=rec.noise_scale_sum, epsilon_sum=rec.epsilon_sum, epsilon_count=rec.epsilon_count)
+                   scale=rec.noise_scale_sum, epsilon_sum=rec.epsilon_sum, epsilon_count=rec.epsilon_count,
+                   **({"data_fraction": amplification["data_fraction"]} if amplification else {}))
         if plan.mechanism == "laplace" and self.delta > 0:
             self.spent["delta"] = 0.0  # Laplace spends no delta
         return private
+
+
+class _ChargedMechanism:
+    """A part's mechanism that draws only once its budget is charged (RuntimeError before);
+    anything else is the mechanism's own."""
+
+    def __init__(self, budget, mechanism):
+        self._budget = budget
+        self._mechanism = mechanism
+
+    def _check(self):
+        if not self._budget.charged:
+            raise RuntimeError(f"a mechanism of {self._budget.what} draws noise before the budget is charged: call "
+                               "Budget.charge(accountant) first")
+        return self._mechanism
+
+    def randomise(self, values):
+        return self._check().randomise(values)
+
+    def randomise_rows(self, values):
+        return self._check().randomise_rows(values)
+
+    def __getattr__(self, name):
+        return getattr(self._mechanism, name)
 
 
 class Budget:
@@ -180,7 +279,8 @@ class Budget:
         self.neighbouring = check_relation(neighbouring)
         self.what = str(what)
         self.pure = bool(pure)
-        self._seed = insecure_seed
+        # made now (mechanisms planned before the charge hold it), drawn from only after it
+        self._pending_source = noise_source(insecure_seed)
         self.parts = {}
         self.charged = False
         self.source = None
@@ -257,7 +357,7 @@ class Budget:
         if self.charged:
             raise RuntimeError(f"the budget of {self.what} is already charged")
         _charge_accountant(accountant, self.epsilon, self.delta, self.what)
-        self.source = noise_source(self._seed)
+        self.source = self._pending_source
         self.charged = True
         return self
 
@@ -283,3 +383,55 @@ class Budget:
         return (f"Budget({self.epsilon:g}, {self.delta:g}, neighbouring={self.neighbouring!r}, what={self.what!r}, "
                 f"parts={list(self.parts)}, planned=({eps:.6g}, {dl:.3g}), charged={self.charged})")
 
+
+def make_private(sketch, epsilon, delta=0.0, *, neighbouring="add_remove", mechanism="auto", split=None,
+                 n_lower=None, sensitivity=None, features_per_record=None, data_norm=None, accountant=None,
+                 data_fraction=None, insecure_seed=None):
+    """Release `sketch` with (epsilon, delta)-differential privacy.
+
+    Parameters
+    ----------
+    sketch : Sketch
+        The clean sketch (never stored in the result).
+    epsilon : float > 0
+    delta : float in [0, 1)
+    neighbouring : {'add_remove', 'replace'}
+    mechanism : {'auto', 'laplace', 'gaussian'}
+        'auto': Laplace if delta == 0, else the analytic Gaussian.
+    split : float in (0, 1), optional
+        Share gamma of epsilon for the sum under add/remove (the count gets 1 - gamma).
+        Default: minimize the NSR at n = n_lower (or at n0(m, epsilon), [P] eq. (26)).
+    n_lower : float, optional
+        A public lower bound on n, used only to choose the split.
+    sensitivity : float, optional
+        Your own bound on the sum's sensitivity (L1 for Laplace, L2 for Gaussian) under
+        `neighbouring`, for custom maps; default: the closed form of
+        :func:`~pysketch.privacy.sensitivity.sum_sensitivity`.
+    features_per_record, data_norm : see ``sum_sensitivity``.
+    accountant : BudgetAccountant or diffprivlib BudgetAccountant, optional
+        Charged (epsilon, delta) before any noise is drawn; refuses an overspend.
+    data_fraction : float in (0, 1], optional
+        The sketch was made from a secret Poisson subsample of the data keeping each record
+        with this probability (pysketch.privacy.subsampling.poisson_subsample): the noise is
+        calibrated at eps' = log(1 + (e^eps - 1)/beta), delta' = delta/beta, so that the
+        release is (epsilon, delta)-DP for the whole dataset (amplification, add/remove
+        only). The mean is that of the subsample.
+    insecure_seed : None or int
+        None: noise from OS entropy. An int: reproducible, **insecure** noise (tests).
+    """
+    if isinstance(sketch, PrivateSketch):
+        raise TypeError("sketch is already private")
+    if not isinstance(sketch, Sketch):
+        raise TypeError(f"sketch must be a pysketch.Sketch, got {type(sketch).__name__}")
+    # one part, planned (and every argument checked) before the budget is charged; Laplace
+    # spends no delta
+    pure = mechanism == "laplace" or (mechanism == "auto" and delta == 0)
+    budget = Budget(epsilon, delta, neighbouring=neighbouring, what="make_private", pure=pure,
+                    insecure_seed=insecure_seed)
+    part = budget.part("sketch")
+    plan = part.plan_release(sketch, mechanism=mechanism, split=split, n_lower=n_lower,
+                             features_per_record=features_per_record, data_fraction=data_fraction)
+    if sensitivity is None:
+        sensitivity = sketch_sensitivity(sketch, plan.sensitivity_norm, neighbouring, data_norm=data_norm)
+    budget.charge(accountant)
+    return part.release(sketch, sensitivity=sensitivity)

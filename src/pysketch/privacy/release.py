@@ -1,7 +1,7 @@
 r"""The one private-release path: a budget plan, the noisy count, the noisy sums, the record.
 
-Every private sketch is released here, by :func:`~pysketch.privacy.make_private` and by
-the estimators alike ([P] Lemmas 4 and 10; thesis Lemmas 8.2 and 8.10;
+Every private sketch is released here, by :func:`~pysketch.privacy.make_private` (in
+:mod:`pysketch.privacy.budget`, a budget of one part) and by the estimators alike ([P] Lemmas 4 and 10; thesis Lemmas 8.2 and 8.10;
 [P] eq. (26) for the size n0):
 
 1. :func:`plan_release` fixes the mechanism (Laplace for delta = 0, the analytic
@@ -26,14 +26,12 @@ import numpy as np
 
 from .._checks import check_relation
 from ..sketch import Sketch
-from .accountant import charge
-from .mechanisms import (EPSILON_EXPONENT, Gaussian, Laplace, check_delta, check_epsilon, noise_source,
+from .mechanisms import (EPSILON_EXPONENT, Gaussian, Laplace, check_delta, check_epsilon,
                          noisy_count)
 from .nsr import DEFAULT_C0, budget_split, budget_split_one_hot, n0
 from .private_sketch import PrivacyRecord, PrivateSketch
-from .subsampling import epsilon_before_subsampling
 
-__all__ = ["PrivacyRecord", "ReleasePlan", "make_private", "plan_release", "plan_sketch_release", "release",
+__all__ = ["PrivacyRecord", "ReleasePlan", "plan_release", "plan_sketch_release", "release",
            "sketch_sensitivity", "DEFAULT_NSR_MAX"]
 
 #: NSR_max used to pick the public size at which the budget split is optimized when no
@@ -79,72 +77,6 @@ class ReleasePlan:
         """The count to publish: n with discrete Laplace noise for epsilon_count under
         add/remove, n itself (public) under replace."""
         return noisy_count(n, self.epsilon_count, source) if self.epsilon_count > 0 else int(n)
-
-
-def make_private(sketch, epsilon, delta=0.0, *, neighbouring="add_remove", mechanism="auto", split=None,
-                 n_lower=None, sensitivity=None, features_per_record=None, data_norm=None, accountant=None,
-                 data_fraction=None, insecure_seed=None):
-    """Release `sketch` with (epsilon, delta)-differential privacy.
-
-    Parameters
-    ----------
-    sketch : Sketch
-        The clean sketch (never stored in the result).
-    epsilon : float > 0
-    delta : float in [0, 1)
-    neighbouring : {'add_remove', 'replace'}
-    mechanism : {'auto', 'laplace', 'gaussian'}
-        'auto': Laplace if delta == 0, else the analytic Gaussian.
-    split : float in (0, 1), optional
-        Share gamma of epsilon for the sum under add/remove (the count gets 1 - gamma).
-        Default: minimize the NSR at n = n_lower (or at n0(m, epsilon), [P] eq. (26)).
-    n_lower : float, optional
-        A public lower bound on n, used only to choose the split.
-    sensitivity : float, optional
-        Your own bound on the sum's sensitivity (L1 for Laplace, L2 for Gaussian) under
-        `neighbouring`, for custom maps; default: the closed form of
-        :func:`~pysketch.privacy.sensitivity.sum_sensitivity`.
-    features_per_record, data_norm : see ``sum_sensitivity``.
-    accountant : BudgetAccountant or diffprivlib BudgetAccountant, optional
-        Charged (epsilon, delta) before any noise is drawn; refuses an overspend.
-    data_fraction : float in (0, 1], optional
-        The sketch was made from a secret Poisson subsample of the data keeping each record
-        with this probability (pysketch.privacy.subsampling.poisson_subsample): the noise is
-        calibrated at eps' = log(1 + (e^eps - 1)/beta), delta' = delta/beta, so that the
-        release is (epsilon, delta)-DP for the whole dataset (amplification, add/remove
-        only). The mean is that of the subsample.
-    insecure_seed : None or int
-        None: noise from OS entropy. An int: reproducible, **insecure** noise (tests).
-    """
-    if isinstance(sketch, PrivateSketch):
-        raise TypeError("sketch is already private")
-    if not isinstance(sketch, Sketch):
-        raise TypeError(f"sketch must be a pysketch.Sketch, got {type(sketch).__name__}")
-    if features_per_record is None and sketch.subsampling is not None:
-        features_per_record = sketch.subsampling["r"]
-    plan = plan_sketch_release(sketch, epsilon, delta, neighbouring=neighbouring, mechanism=mechanism, split=split,
-                               n_lower=n_lower, features_per_record=features_per_record)
-    if sensitivity is None:
-        sensitivity = sketch_sensitivity(sketch, plan.sensitivity_norm, neighbouring, data_norm=data_norm)
-    spend = (plan.epsilon, plan.delta)  # the guarantee for the whole dataset: what is charged
-    amplification = {}
-    if data_fraction is not None:  # checked (and the plan recalibrated) before anything is charged
-        if neighbouring != "add_remove":
-            raise ValueError("data_fraction (Poisson subsampling amplification) is for neighbouring='add_remove'")
-        eps_cal = epsilon_before_subsampling(plan.epsilon, data_fraction)
-        delta_cal = plan.delta / data_fraction
-        if delta_cal >= 1:
-            raise ValueError(f"delta / data_fraction = {delta_cal} must be < 1")
-        # calibrated at (eps', delta'), the split kept; the record states the guarantee for
-        # the whole dataset, after amplification
-        amplification = dict(epsilon=float(plan.epsilon), delta=float(plan.delta),
-                             data_fraction=float(data_fraction), epsilon_before_amplification=float(eps_cal),
-                             delta_before_amplification=float(delta_cal))
-        plan = plan.with_budget(eps_cal, delta_cal)
-    charge(accountant, *spend, "make_private")
-    source = noise_source(insecure_seed)
-    return release(sketch, plan, source, sensitivity=sensitivity, features_per_record=features_per_record,
-                   **amplification)
 
 
 def plan_sketch_release(sketch, epsilon, delta=0.0, *, neighbouring="add_remove", mechanism="auto", split=None,

@@ -28,7 +28,7 @@ import numpy as np
 
 from .._checks import check_int, check_positive
 from ..privacy import PrivacyLeakWarning
-from ..privacy.accountant import charge
+from ..privacy.budget import Budget
 from ..privacy.mechanisms import Gaussian, L2Laplace, check_delta, check_epsilon, gaussian_noise
 from .published import (LowRankCovariance, check_eta, check_label_norm, check_layout, expected_test_mse,
                         minnorm_sensitivity, paper_sensitivity)
@@ -102,9 +102,10 @@ def gamma_output_perturbation(coef, epsilon, *, n_frequencies, eta=3 / 8, calibr
                       PrivacyLeakWarning, stacklevel=2)
     else:
         raise ValueError(f"calibration must be 'lemma6' or 'paper', got {calibration!r}")
-    mech = L2Laplace(eps, sens, insecure_seed=insecure_seed)
-    if guarantee != "none":
-        charge(accountant, eps, 0.0, "rfm.gamma_output_perturbation")
+    budget = Budget(eps, neighbouring="replace", what="rfm.gamma_output_perturbation", pure=True,
+                    insecure_seed=insecure_seed)
+    budget.charge(accountant if guarantee != "none" else None)  # no guarantee: nothing is spent
+    mech = L2Laplace(eps, sens, insecure_seed=budget.source)
     noisy = mech.randomise(coef)
     p = coef.size
     record = {
@@ -346,8 +347,9 @@ def objective_perturbation_ball(F, y, epsilon, *, lam, radius=None, feature_boun
         extra = c / (m * math.expm1(eps / 4.0)) - Lam
         eps_prime = eps / 2.0
     kappa = Lam + extra
-    mech = L2Laplace(eps_prime, 2.0 * L, insecure_seed=insecure_seed)
-    charge(accountant, eps, 0.0, "rfm.objective_perturbation_ball")
+    budget = Budget(eps, neighbouring="replace", what="rfm.objective_perturbation_ball", pure=True,
+                    insecure_seed=insecure_seed).charge(accountant)
+    mech = L2Laplace(eps_prime, 2.0 * L, insecure_seed=budget.source)
     V, s2 = _spectral(F)
     b = mech.randomise(np.zeros(p))
     r = 2.0 * (F.T @ y) / m - b / m
@@ -521,8 +523,9 @@ def private_ridge(F, y, epsilon, delta, *, lam, feature_bound, label_bound, cali
         if mechanism not in ("analytic", "classical"):
             raise ValueError(f"mechanism must be 'analytic' or 'classical', got {mechanism!r}")
         sens = ridge_sensitivity(m, lam, bp, by)
-        G = Gaussian(eps, delta, sens, calibration=mechanism, insecure_seed=insecure_seed)
-        charge(accountant, eps, delta, "rfm.private_ridge")
+        budget = Budget(eps, delta, neighbouring="replace", what="rfm.private_ridge", insecure_seed=insecure_seed)
+        G = budget.part("coefficients").mechanism("gaussian", sens, calibration=mechanism)  # checked here
+        budget.charge(accountant)
         noisy = G.randomise(theta)
         sigma, secure, guarantee, mech_name = G.effective_scale_, G.secure_noise, "worst-case", mechanism
     elif calibration == "paper":

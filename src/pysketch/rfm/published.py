@@ -46,7 +46,7 @@ import numpy as np
 
 from .._checks import check_int, check_positive
 from ..privacy import PrivacyLeakWarning
-from ..privacy.accountant import charge
+from ..privacy.budget import Budget
 from ..privacy.mechanisms import Gaussian, check_delta, check_epsilon, gaussian_noise
 
 __all__ = [
@@ -308,8 +308,11 @@ def output_perturbation(coef, epsilon, delta, *, n_frequencies, eta=3 / 8, calib
         if mech_name not in ("analytic", "classical"):
             raise ValueError(f"mechanism must be 'analytic' or 'classical', got {mechanism!r}")
         sens = minnorm_sensitivity(N, eta, layout=layout, label_norm=yn)
-        G = Gaussian(eps, delta, sens, calibration=mech_name, insecure_seed=insecure_seed)
-        charge(accountant, eps, delta, "rfm.output_perturbation")
+        # (the record states NEIGHBOURING; no count is released, so 'replace' is the budget's relation)
+        budget = Budget(eps, delta, neighbouring="replace", what="rfm.output_perturbation",
+                        insecure_seed=insecure_seed)
+        G = budget.part("coefficients").mechanism("gaussian", sens, calibration=mech_name)  # checked here
+        budget.charge(accountant)
         noisy = G.randomise(coef)
         sigma = G.effective_scale_
         secure = G.secure_noise

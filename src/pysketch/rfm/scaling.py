@@ -30,8 +30,8 @@ import math
 import numpy as np
 
 from .._checks import check_array, check_bounds
-from ..privacy.accountant import charge
-from ..privacy.mechanisms import Gaussian, check_delta, check_epsilon
+from ..privacy.budget import Budget
+from ..privacy.mechanisms import check_delta, check_epsilon
 
 __all__ = ["DataScaling", "private_scaling", "scaling_sums", "add_sums", "release_scaling", "scaling_sensitivity",
            "LABEL_RADIUS_SPREADS"]
@@ -130,8 +130,9 @@ def release_scaling(total, bounds, target_bounds, epsilon, delta, *, neighbourin
     lo, hi = check_bounds(tuple(bounds), d)
     ylo, yhi = (float(v) for v in target_bounds)
     sens = scaling_sensitivity(d, neighbouring)
-    mech = Gaussian(epsilon, delta, sens, insecure_seed=insecure_seed)
-    charge(accountant, epsilon, delta, "rfm.private_scaling")
+    budget = Budget(epsilon, delta, neighbouring=neighbouring, what="rfm.private_scaling", insecure_seed=insecure_seed)
+    mech = budget.part("scaling").mechanism("gaussian", sens)
+    budget.charge(accountant)
     noisy = mech.randomise(total)
     sigma = mech.effective_scale_
     count = max(float(noisy[0]), 1.0)

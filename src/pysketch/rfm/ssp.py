@@ -64,8 +64,8 @@ import numpy as np
 from scipy.linalg import blas
 
 from .._checks import check_array
-from ..privacy.accountant import charge
-from ..privacy.mechanisms import Gaussian, check_delta, check_epsilon
+from ..privacy.budget import Budget
+from ..privacy.mechanisms import check_delta, check_epsilon
 from .features import RandomFeatures
 
 __all__ = ["check_target_bounds", "clip_targets", "warn_clipped_targets", "statistics_sums",
@@ -313,8 +313,10 @@ def release_statistics(stats, epsilon, delta, *, neighbouring="add_remove", shar
     G = stats._gram
     wG, wb, wl = math.sqrt(s[0]) / dG, math.sqrt(s[1]) / db, math.sqrt(s[2]) / dl
     v = np.concatenate([G[iu] * wG, stats.xty * wb, [stats.lambda_min() * wl]])
-    mech = Gaussian(epsilon, delta, 1.0, insecure_seed=insecure_seed)
-    charge(accountant, epsilon, delta, "rfm.release_statistics")
+    budget = Budget(epsilon, delta, neighbouring=neighbouring, what="rfm.release_statistics",
+                    insecure_seed=insecure_seed)
+    mech = budget.part("statistics").mechanism("gaussian", 1.0)  # the scaled vector: sensitivity 1
+    budget.charge(accountant)
     noisy = mech.randomise(v)
     sigma = mech.effective_scale_
     k = iu[0].size
