@@ -285,7 +285,7 @@ def test_m2m_linear_dask_fit_reads_the_box_blockwise(classes):
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
         got = M2MLinearRegression(**kw).fit(da.from_array(X, chunks=(CHUNK, 2)), da.from_array(t, chunks=900))
-    assert sorted(str(w.message).split(":")[0] for w in rec) == ["bounds not given", "y_bounds not given"]
+    assert sorted(str(w.message).split(":")[0] for w in rec) == ["bounds not given", "target_bounds not given"]
     assert all(w.filename == __file__ for w in rec)  # they point at the caller
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)

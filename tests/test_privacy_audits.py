@@ -874,7 +874,7 @@ def test_pca_private_fit_charges_the_sum_of_its_parts():
         delta_total = math.fsum(p[2] for p in parts)
         if method == "sketch":  # a private mean, then the sketch about it
             assert [p[0] for p in parts] == ["ball", "sum", "count"]
-            assert parts[0][1] == pytest.approx(est.mean_share * 1.0) and parts[2][1] > 0
+            assert parts[0][1] == pytest.approx(est._budget_shares()["mean"] * 1.0) and parts[2][1] > 0
         else:  # self-centred: the mean is in the one release (an offset coordinate)
             assert [p[0] for p in parts] == ["sum", "count"] and est.sketch_.feature_map.offset == 0.5
             assert parts[1][1] > 0

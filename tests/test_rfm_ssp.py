@@ -286,12 +286,12 @@ def test_private_regressor_is_reproducible_with_seeds_and_varies_without():
 def test_private_regressor_warns_when_bounds_come_from_the_data():
     X, y = _data(200)
     with pytest.warns(PrivacyLeakWarning, match="bounds not given"):
-        PrivateRFRegressor(1.0, target_bounds=(-1, 3), n_frequencies=4).fit(X, y)
+        PrivateRFRegressor(1.0, target_bounds=(-1, 3), sketch_size=4).fit(X, y)
     with pytest.warns(PrivacyLeakWarning, match="target_bounds not given"):
-        PrivateRFRegressor(1.0, bounds=([0, 0], [1, 1]), n_frequencies=4).fit(X, y)
+        PrivateRFRegressor(1.0, bounds=([0, 0], [1, 1]), sketch_size=4).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        PrivateRFRegressor(1.0, bounds=([0, 0], [1, 1]), target_bounds=(-1, 3), n_frequencies=4).fit(X, y)
+        PrivateRFRegressor(1.0, bounds=([0, 0], [1, 1]), target_bounds=(-1, 3), sketch_size=4).fit(X, y)
 
 
 @pytest.mark.parametrize("kw, match", [

@@ -38,7 +38,7 @@ class PrivateRFRegressorFit:
 
     def fit(self):
         ds = self.data
-        return PrivateRFRegressor(1.0, 1e-5, bounds=ds.bounds, target_bounds=ds.target_bounds, n_frequencies=self.N,
+        return PrivateRFRegressor(1.0, 1e-5, bounds=ds.bounds, target_bounds=ds.target_bounds, sketch_size=self.N,
                                   random_state=0, insecure_seed=0).fit(ds.data, ds.target)
 
     def time_fit(self, size):

@@ -12,6 +12,8 @@ imports scikit-learn's tag classes only when scikit-learn itself asks for them.
 """
 
 import inspect
+import numbers
+import warnings
 
 try:  # whether scikit-learn can be imported, without importing it
     import importlib.util
@@ -33,10 +35,125 @@ def _same(value, default):
         return False
 
 
+def _stacklevel_outside_package():
+    """The stacklevel of warnings.warn (called from this module's caller's callee) that
+    points at the first frame outside pysketch: the user's line."""
+    import os
+    import sys
+
+    root = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(root + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+#: The default of a parameter's old name, kept in __init__ for one version after a rename.
+RENAMED = "deprecated"
+#: The default of a parameter whose default changes in the next version (``_changing_defaults``).
+CHANGING = "warn"
+
+
 class BaseEstimator:
-    """get_params / set_params over the arguments of __init__ (scikit-learn's convention)."""
+    """get_params / set_params over the arguments of __init__ (scikit-learn's convention).
+
+    The vocabulary every estimator shares (docs/parameters.md) is declared here:
+
+    - ``_renamed_params``: {old name: new name}, or {old name: (new name, convert)} where
+      `convert` maps the old value to the new one. The old name stays an argument of
+      __init__ for one version with the default :data:`RENAMED`; a fit given it warns
+      (FutureWarning) and uses its value under the new name (ValueError when both are
+      given with different values).
+    - ``_changing_defaults``: {name: (this version's default, the next one's)} of
+      parameters whose default changes; their default is :data:`CHANGING`, and a fit not
+      given them warns (FutureWarning) and uses this version's default.
+    - ``_budget_parts``: {part name: default share} of the parts of a private fit whose
+      shares of (epsilon, delta) the parameter ``budget_shares`` ({part: share}) may set;
+      the rest of the budget goes to the fit's main part.
+    """
 
     _estimator_type = None  # scikit-learn < 1.6 reads the kind of estimator here
+    _renamed_params = {}
+    _budget_parts = {}
+    _changing_defaults = {}
+
+    def _resolve_renamed(self):
+        """Read the values given under old parameter names (a FutureWarning each) and under
+        a default that changes (``_changing_defaults``, a FutureWarning when not given) into
+        the fit's view of its parameters (read with `_param`); called first by a fit's
+        checks. The parameters themselves are left as given (scikit-learn's convention)."""
+        defaults = inspect.signature(type(self).__init__).parameters
+        resolved, given_as = {}, {}
+        for name, (old_default, new_default) in self._changing_defaults.items():
+            value = getattr(self, name)
+            if isinstance(value, str) and value == CHANGING:
+                warnings.warn(f"{type(self).__name__}: {name} is not given; its default is {old_default!r} in this "
+                              f"version and will be {new_default!r} in the next, as for every pysketch estimator "
+                              f"(docs/parameters.md): pass {name}={old_default!r} to keep this behaviour",
+                              FutureWarning, stacklevel=_stacklevel_outside_package())
+                resolved[name] = old_default
+        for old, target in self._renamed_params.items():
+            value = getattr(self, old, RENAMED)
+            if isinstance(value, str) and value == RENAMED:
+                continue
+            new, convert = target if isinstance(target, tuple) else (target, None)
+            warnings.warn(f"{type(self).__name__}: the parameter {old!r} is now {new!r} (docs/parameters.md); "
+                          f"{old!r} will be removed in the next version", FutureWarning,
+                          stacklevel=_stacklevel_outside_package())
+            current = resolved.get(new, getattr(self, new))
+            if convert is not None:  # a share: merged into budget_shares
+                try:
+                    given = convert(value)
+                except TypeError:
+                    given = {None: value}
+                merged = dict(current or {})
+                for part, share in given.items():
+                    if isinstance(share, bool) or not isinstance(share, numbers.Real) or not 0 < share < 1:
+                        raise ValueError(f"{old} must be a number in (0, 1), got {value!r}")
+                    if part in merged and not _same(merged[part], share):
+                        raise ValueError(f"{type(self).__name__}: {old}={value!r} and {new}={current!r} disagree "
+                                         f"on the share of {part!r}: give {new} only")
+                    merged[part] = share
+                resolved[new] = merged
+            elif _same(current, defaults[new].default) or _same(current, value):
+                resolved[new] = value
+            else:
+                raise ValueError(f"{type(self).__name__}: give {new!r} or its old name {old!r}, not both")
+            given_as[new] = old
+        self._resolved, self._given_as = resolved, given_as
+
+    def _param(self, name):
+        """The fit's value of parameter `name`: as given, or under its old name, or the
+        current default of a changing one (after `_resolve_renamed`)."""
+        if not hasattr(self, "_resolved"):  # read before a fit's checks (they resolve again at every fit)
+            self._resolve_renamed()
+        return self._resolved[name] if name in self._resolved else getattr(self, name)
+
+    def _param_label(self, name):
+        """The name the user gave parameter `name` under (its old name, if so): for errors."""
+        return (getattr(self, "_given_as", None) or {}).get(name, name)
+
+    def _budget_shares(self):
+        """The shares of the parts in ``_budget_parts`` ({part: share}): the defaults with
+        ``budget_shares`` over them. ValueError for an unknown part, a share outside (0, 1),
+        or shares that leave nothing to the main part."""
+        given = self._param("budget_shares") if hasattr(self, "budget_shares") else None
+        if given is None:
+            given = {}
+        if not isinstance(given, dict):
+            raise TypeError(f"budget_shares must be a dict {{part: share}} or None, got {type(given).__name__}")
+        unknown = sorted(set(given) - set(self._budget_parts), key=str)
+        if unknown:
+            raise ValueError(f"budget_shares: {type(self).__name__} has no part {unknown[0]!r}; its parts with a "
+                             f"share to set are {sorted(self._budget_parts)}")
+        shares = {**self._budget_parts, **given}
+        for part, share in shares.items():
+            if isinstance(share, bool) or not isinstance(share, numbers.Real) or not 0 < share < 1:
+                raise ValueError(f"budget_shares[{part!r}] must be a number in (0, 1), got {share!r}")
+        if sum(shares.values()) >= 1:
+            raise ValueError(f"budget_shares {shares} leave nothing of the budget to the fit's main part: their "
+                             "sum must be below 1")
+        return {part: float(share) for part, share in shares.items()}
 
     @classmethod
     def _get_param_names(cls):

@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 
-from ._base import BaseEstimator, TransformerMixin, not_fitted_error
+from ._base import RENAMED, BaseEstimator, TransformerMixin, not_fitted_error
 from ._checks import check_array, check_relation, float_dtype
 from ._checks import check_int as _check_int
 from ._checks import check_size
@@ -127,11 +127,14 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         (SecondMomentMap's offset, OFFSET_SHARE), so that the one release holds their
         sum and count too, and the mean and the covariance about it are post-processing
         (no share of the budget, n pooled from the count and the sketch). With epsilon and
-        method 'sketch': a private mean of the records in the ball, for `mean_share` of
+        method 'sketch': a private mean of the records in the ball, for ``budget_shares['mean']`` of
         the budget, and the sketch about it.
-    mean_share : float in (0, 1), default 0.2
-        Share of (epsilon, delta) spent on the private mean when centre is None and the
-        method is 'sketch'.
+    budget_shares : dict or None, default None
+        Shares of (epsilon, delta) by part: ``{'mean': 0.2}`` (the default) is spent on the
+        private mean when centre is None and the method is 'sketch'; the rest on the sketch.
+    mean_share : float in (0, 1)
+        Deprecated name of ``budget_shares={'mean': ...}`` (FutureWarning; removed in the
+        next version).
     n_init : int, default 3
         Decoder starts (the best residual is kept).
     max_iter : int, default 3000
@@ -168,7 +171,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
     exactly for unions of orthonormal bases, L2 from the Riesz-Thorin bound; Chatalic et al.
     2022, Lemmas 9 and 13), the record count (add/remove: discrete Laplace for COUNT_SHARE of the
     sketch's epsilon; replace: public) and, when centre is None with the 'sketch' method,
-    the private mean (`pysketch.privacy.moments.private_ball_mean`) for mean_share of
+    the private mean (`pysketch.privacy.moments.private_ball_mean`) for budget_shares['mean'] of
     (epsilon, delta); a covariance sketch's sum at SecondMomentMap's sensitivities (with the
     offset a = R / 2 when self-centred: L2 = R^2 + a^2). By
     sequential composition the fit is (epsilon, delta)-DP; everything else (the components,
@@ -190,10 +193,13 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
     sketch, and a sketched spread beyond the range.
     """
 
+    _renamed_params = {"mean_share": ("budget_shares", lambda share: {"mean": share})}
+    _budget_parts = {"mean": 0.2}
+
     def __init__(self, n_components=None, *, method="auto", memory_budget=DEFAULT_MEMORY_BUDGET, sketch_size=None,
                  operator="auto", epsilon=None, delta=0.0, neighbouring="add_remove", data_norm=None, centre=None,
-                 mean_share=0.2, n_init=3, max_iter=3000, random_state=None, accountant=None, batch_size=None,
-                 dtype=np.float64):
+                 budget_shares=None, n_init=3, max_iter=3000, random_state=None, accountant=None, batch_size=None,
+                 dtype=np.float64, mean_share=RENAMED):
         self.n_components = n_components
         self.method = method
         self.memory_budget = memory_budget
@@ -204,6 +210,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         self.neighbouring = neighbouring
         self.data_norm = data_norm
         self.centre = centre
+        self.budget_shares = budget_shares
         self.mean_share = mean_share
         self.n_init = n_init
         self.max_iter = max_iter
@@ -215,6 +222,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
     # ------------------------------------------------------------------ checks
 
     def _validate_params(self):
+        self._resolve_renamed()
         if self.n_components is not None:
             _check_int(self.n_components, "n_components")
         if self.method not in ("auto", *_METHODS):
@@ -237,9 +245,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             r = self.data_norm
             if isinstance(r, (bool, np.bool_)) or not isinstance(r, numbers.Real) or not (math.isfinite(r) and r > 0):
                 raise ValueError(f"data_norm must be a positive finite number, got {r!r}")
-        ms = self.mean_share
-        if isinstance(ms, (bool, np.bool_)) or not isinstance(ms, numbers.Real) or not 0 < ms < 1:
-            raise ValueError(f"mean_share must be a number in (0, 1), got {ms!r}")
+        self._budget_shares()
         _check_int(self.n_init, "n_init")
         _check_int(self.max_iter, "max_iter")
         if self.batch_size is not None:
@@ -441,7 +447,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         self._check_sizes(d, k)
         self_centred = self._self_centred(d, k, stream)
         private_mean = self.centre is None and not self_centred
-        share = self.mean_share if private_mean else 0.0
+        share = self._budget_shares()["mean"] if private_mean else 0.0
         # the sketch's plan (validates everything) before anything is read or charged
         plan = plan_release(self._sketch_size(d, k), eps * (1 - share), delta * (1 - share),
                             neighbouring=self.neighbouring, split=1 - COUNT_SHARE)
@@ -546,7 +552,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             budget = Budget(eps, plan.delta, neighbouring=self.neighbouring, what=what).charge(self.accountant)
             return budget.part("sketch").release(moved, split=1 - COUNT_SHARE, mechanism=plan.mechanism,
                                                  data_norm=R, epsilon=eps, delta=delta)
-        share = self.mean_share
+        share = self._budget_shares()["mean"]
         m = self._quadratic_size(d, k)
         plan = plan_release(m, eps * (1 - share), delta * (1 - share), neighbouring=self.neighbouring,
                             split=1 - COUNT_SHARE)

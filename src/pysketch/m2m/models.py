@@ -34,7 +34,7 @@ import warnings
 import numpy as np
 from scipy import optimize
 
-from .._base import BaseEstimator, not_fitted_error
+from .._base import RENAMED, BaseEstimator, not_fitted_error
 from .._checks import check_array, check_bounds
 from .._random import as_generator
 from ..blocks import column_bounds, map_blocks
@@ -58,7 +58,14 @@ class _ImplicitM2M(BaseEstimator):
     """What the implicit M2M models share: the sketch of (x, y) records in a public box,
     its release, the weights, and the scaling of x to the unit box for the fit."""
 
+    # the count's share of the release: 1 - 0.98 as [P] Sec. 4 (the sum's share, split, was
+    # the parameter before budget_shares)
+    _budget_parts = {"count": 0.02}
+    _renamed_params = {"split": ("budget_shares", lambda split: {"count": 1 - split})}
+
     def _check_common(self):
+        self._resolve_renamed()
+        self._budget_shares()
         if self.epsilon is not None:
             from ..privacy.mechanisms import check_delta, check_epsilon
 
@@ -93,13 +100,15 @@ class _ImplicitM2M(BaseEstimator):
         sk = fm.sketch(records)
         if self.epsilon is None:
             return sk
-        return make_private(sk, self.epsilon, self.delta, neighbouring=self.neighbouring, split=self.split,
+        return make_private(sk, self.epsilon, self.delta, neighbouring=self.neighbouring,
+                            split=1 - self._budget_shares()["count"],
                             accountant=self.accountant)
 
     def _weights(self, sketch, domain, rng):
         """Checks, then the synthetic points and weights of `sketch` on `domain` (rng: the
         fit's generator, or None for a fresh one from random_state)."""
-        self._check_common()
+        if rng is None:  # fit_sketch called by the user (fit has checked its parameters)
+            self._check_common()
         if not isinstance(domain, Domain):
             raise TypeError(f"domain must be a pysketch.m2m.Domain, got {type(domain).__name__}")
         rng = as_generator(self.random_state) if rng is None else rng
@@ -148,9 +157,14 @@ class M2MLogisticRegression(_ImplicitM2M):
     ----------
     bounds : (lower, upper) or (d, 2) array, optional
         Public box of X (without it the box is read from X, with a warning: not private).
-    epsilon, delta, neighbouring, split, accountant
-        The release (pysketch.privacy.make_private; split is the sum's share of epsilon
-        under add/remove, 0.98 as [P] Sec. 4). epsilon=None: no noise.
+    epsilon, delta, neighbouring, accountant
+        The release (pysketch.privacy.make_private). epsilon=None: no noise.
+    budget_shares : dict or None
+        ``{'count': 0.02}`` (the default, as [P] Sec. 4): the count's share of epsilon under
+        add/remove; the sum gets the rest.
+    split : float in (0, 1)
+        Deprecated: the sum's share, now ``budget_shares={'count': 1 - split}``
+        (FutureWarning; removed in the next version).
     sketch : {'real', 'race', 'hist'}
         The map (`pysketch.features.make_box_map`), with `sketch_params` (dict).
     C : float
@@ -164,13 +178,15 @@ class M2MLogisticRegression(_ImplicitM2M):
 
     _estimator_type = "classifier"
 
-    def __init__(self, *, bounds=None, epsilon=None, delta=0.0, neighbouring="add_remove", split=0.98,
+    def __init__(self, *, bounds=None, epsilon=None, delta=0.0, neighbouring="add_remove", budget_shares=None,
                  sketch="real", sketch_params=None, C=1.0, negative_weights="keep", n_synthetic=DEFAULT_N_SYNTHETIC,
-                 regularization="eq5", loss="sum", max_iter=1000, tol=1e-8, random_state=None, accountant=None):
+                 regularization="eq5", loss="sum", max_iter=1000, tol=1e-8, random_state=None, accountant=None,
+                 split=RENAMED):
         self.bounds = bounds
         self.epsilon = epsilon
         self.delta = delta
         self.neighbouring = neighbouring
+        self.budget_shares = budget_shares
         self.split = split
         self.sketch = sketch
         self.sketch_params = sketch_params
@@ -286,20 +302,26 @@ class M2MLinearRegression(_ImplicitM2M):
     indefinite: its eigenvalues are then floored at the regularization's (a warning says
     how many), which keeps the solution bounded.
 
-    Parameters as M2MLogisticRegression, plus ``y_bounds`` (lower, upper): the public range
-    of y (required with epsilon; else read from y with a warning).
+    Parameters as M2MLogisticRegression, plus ``target_bounds`` (lower, upper): the public
+    range of y (required with epsilon; else read from y with a warning); ``y_bounds`` is its
+    deprecated name (FutureWarning; removed in the next version).
     """
 
     _estimator_type = "regressor"
 
-    def __init__(self, *, bounds=None, y_bounds=None, epsilon=None, delta=0.0, neighbouring="add_remove", split=0.98,
-                 sketch="real", sketch_params=None, C=1.0, negative_weights="keep", n_synthetic=DEFAULT_N_SYNTHETIC,
-                 regularization="eq5", loss="sum", random_state=None, accountant=None):
+    _renamed_params = {**_ImplicitM2M._renamed_params, "y_bounds": "target_bounds"}
+
+    def __init__(self, *, bounds=None, target_bounds=None, epsilon=None, delta=0.0, neighbouring="add_remove",
+                 budget_shares=None, sketch="real", sketch_params=None, C=1.0, negative_weights="keep",
+                 n_synthetic=DEFAULT_N_SYNTHETIC, regularization="eq5", loss="sum", random_state=None, accountant=None,
+                 split=RENAMED, y_bounds=RENAMED):
         self.bounds = bounds
+        self.target_bounds = target_bounds
         self.y_bounds = y_bounds
         self.epsilon = epsilon
         self.delta = delta
         self.neighbouring = neighbouring
+        self.budget_shares = budget_shares
         self.split = split
         self.sketch = sketch
         self.sketch_params = sketch_params
@@ -321,23 +343,23 @@ class M2MLinearRegression(_ImplicitM2M):
         if y.shape[0] != X.shape[0] or not np.isfinite(y).all():
             raise ValueError(f"y must be finite, one value per row of X ({X.shape[0]}), got shape {y.shape}")
         lo, hi = self._x_bounds(X)
-        if self.y_bounds is None:
-            self._warn_y_bounds(2)
+        if self._param("target_bounds") is None:
+            self._warn_target_bounds(2)
             ylo, yhi = check_bounds((y.min(), y.max()), 1)
         else:
-            ylo, yhi = check_bounds(self.y_bounds, 1)
+            ylo, yhi = check_bounds(self._param("target_bounds"), 1)
         domain = Domain(np.append(lo, ylo), np.append(hi, yhi))
         rng = as_generator(self.random_state)
         sk = self._release(np.column_stack([X, y]), domain, rng)
         return self.fit_sketch(sk, domain, _rng=rng)
 
-    def _warn_y_bounds(self, stacklevel):
-        warnings.warn("y_bounds not given: the range of y is read from the data, which is not differentially "
-                      "private; pass public y_bounds=(lower, upper)", RuntimeWarning, stacklevel=stacklevel + 1)
+    def _warn_target_bounds(self, stacklevel):
+        warnings.warn("target_bounds not given: the range of y is read from the data, which is not differentially "
+                      "private; pass public target_bounds=(lower, upper)", RuntimeWarning, stacklevel=stacklevel + 1)
 
     def _fit_dask(self, X, y):
         """fit of dask collections: the records [x, y] joined lazily; without bounds or
-        y_bounds one pass for the box of the records, then the sketch, blockwise; one release."""
+        target_bounds one pass for the box of the records, then the sketch, blockwise; one release."""
         A, Y = dask_xy(X, y)
         if Y.ndim == 2 and Y.shape[1] == 1:
             Y = Y[:, 0]
@@ -346,16 +368,17 @@ class M2MLinearRegression(_ImplicitM2M):
                              f"{Y.shape} and dtype {Y.dtype}")
         records = join_target(A, Y)
         d = A.shape[1]
-        if self.bounds is None or self.y_bounds is None:
+        if self.bounds is None or self._param("target_bounds") is None:
             if self.bounds is None:
                 warnings.warn("bounds not given: the box of X is read from the data, which is not differentially "
                               "private; pass public bounds=(lower, upper) for a private fit", RuntimeWarning,
                               stacklevel=3)
-            if self.y_bounds is None:
-                self._warn_y_bounds(3)
+            if self._param("target_bounds") is None:
+                self._warn_target_bounds(3)
             data_lo, data_hi = column_bounds(records)  # one pass for both ranges
         lo, hi = check_bounds(((data_lo[:d], data_hi[:d]) if self.bounds is None else self.bounds), d)
-        ylo, yhi = check_bounds(((data_lo[d], data_hi[d]) if self.y_bounds is None else self.y_bounds), 1)
+        target = self._param("target_bounds")
+        ylo, yhi = check_bounds(((data_lo[d], data_hi[d]) if target is None else target), 1)
         domain = Domain(np.append(lo, ylo), np.append(hi, yhi))
         rng = as_generator(self.random_state)
         sk = self._release(records, domain, rng)

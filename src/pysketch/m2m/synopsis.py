@@ -7,7 +7,7 @@ tables both answer two-attribute counting queries far worse than the data allow 
 mean absolute errors of 0.03-0.04 of n at epsilon = 1 on 3 x 10^5 flights). This synopsis
 releases what those queries need, in two stages, each an ordinary private sketch:
 
-1. ``pilot_share`` of the budget: a histogram of every attribute on ``fine_bins``
+1. the pilot's share (``budget_shares['pilot']``) of the budget: a histogram of every attribute on ``fine_bins``
    equal-width bins of its public range (pysketch.features.HistogramMap, L1 sensitivity
    d). Post-processing: n pooled from the count and every histogram's total (inverse
    variance), each histogram projected onto the non-negative ones summing to n
@@ -46,6 +46,7 @@ import warnings
 
 import numpy as np
 
+from .._base import RENAMED, BaseEstimator
 from .._checks import check_array, check_bounds, check_size
 from .._random import as_generator
 from . import raking
@@ -97,14 +98,14 @@ def marginal_bins(n, epsilon, n_pairs, mechanism_std=math.sqrt(2.0)):
     return int(min(max(math.floor(b), MIN_BINS), MAX_BINS))
 
 
-class MarginalSynopsis:
+class MarginalSynopsis(BaseEstimator):
     """A private synopsis for counting queries, CDFs, histograms and moments over any
     attributes of records in a public box (module docstring).
 
     Privacy: (epsilon, delta)-DP under `neighbouring` (add/remove or replace one record), by
     sequential composition of up to three releases, each charged to its share: the count
     alone (COUNT_SHARE epsilon, discrete Laplace, sensitivity 1; only when it sets the
-    resolution, under add/remove), the one-way histograms (pilot_share of the rest:
+    resolution, under add/remove), the one-way histograms (the pilot's share of the rest:
     make_private of a MarginalMap of order 1, L1 sensitivity d, L2 sqrt d; replace: twice /
     sqrt 2 times) and the two-way tables (the rest: L1 = P, L2 = sqrt P). The second
     release's bins are computed from the first release only (adaptive composition of
@@ -134,8 +135,12 @@ class MarginalSynopsis:
         The attributes whose values are integers (public: the table's schema). Their bins
         hold whole values, answers count whole values inside a query (a threshold at a value
         counts all of it), and synthetic records take integer values.
+    budget_shares : dict or None
+        ``{'pilot': 0.3}`` (the default): the first stage's share of what the count (when
+        released) leaves of epsilon (and delta); the tables get the rest.
     pilot_share : float in (0, 1)
-        The first stage's share of epsilon (and delta) (default 0.3).
+        Deprecated name of ``budget_shares={'pilot': ...}`` (FutureWarning; removed in the
+        next version).
     n_synthetic : int
         Synthetic records for the answers that need them (default 10^5).
     accountant : BudgetAccountant, optional
@@ -154,9 +159,12 @@ class MarginalSynopsis:
     the two-way tables.
     """
 
+    _budget_parts = {"pilot": 0.3}
+    _renamed_params = {"pilot_share": ("budget_shares", lambda share: {"pilot": share})}
+
     def __init__(self, bounds=None, *, epsilon=None, delta=0.0, neighbouring="add_remove", pairs=None, n_bins="auto",
-                 fine_bins="auto", n_lower=None, integer=None, pilot_share=0.3, n_synthetic=100_000,
-                 accountant=None, random_state=None):
+                 fine_bins="auto", n_lower=None, integer=None, budget_shares=None, n_synthetic=100_000,
+                 accountant=None, random_state=None, pilot_share=RENAMED):
         self.bounds = bounds
         self.epsilon = epsilon
         self.delta = delta
@@ -166,6 +174,7 @@ class MarginalSynopsis:
         self.fine_bins = fine_bins
         self.n_lower = n_lower
         self.integer = integer
+        self.budget_shares = budget_shares
         self.pilot_share = pilot_share
         self.n_synthetic = n_synthetic
         self.accountant = accountant
@@ -176,6 +185,7 @@ class MarginalSynopsis:
     def _check(self, d):
         from ..privacy.mechanisms import check_delta, check_epsilon
 
+        self._resolve_renamed()
         if self.epsilon is not None:
             check_epsilon(self.epsilon)
             check_delta(self.delta, positive=False)
@@ -195,9 +205,7 @@ class MarginalSynopsis:
         if n_lower is not None and (isinstance(n_lower, (bool, np.bool_)) or not isinstance(n_lower, numbers.Real)
                                     or not 1 <= n_lower < math.inf):
             raise ValueError(f"n_lower must be a finite number >= 1, got {n_lower!r}")
-        share = self.pilot_share
-        if isinstance(share, (bool, np.bool_)) or not isinstance(share, numbers.Real) or not 0 < share < 1:
-            raise ValueError(f"pilot_share must be a number in (0, 1), got {share!r}")
+        self._budget_shares()
         # the records, their bins and cells, a uniform draw per value, and the weights
         check_size(self.n_synthetic, "n_synthetic", nbytes=lambda v: v * (40 * d + 16 * n_pairs + 64),
                    what=f"for synthetic records of {d} attributes")
@@ -229,7 +237,7 @@ class MarginalSynopsis:
             warnings.warn(f"{outside} record(s) had a value outside the public box and were counted in the edge bin "
                           "of that side; pass bounds that hold the data", RuntimeWarning, stacklevel=2)
         private = self.epsilon is not None
-        share = float(self.pilot_share)
+        share = self._budget_shares()["pilot"]
         # the count first, when it sets the first stage's resolution (add/remove: replace
         # neighbours keep n, which is then public)
         counted = private and self.fine_bins == "auto" and self.n_lower is None and self.neighbouring != "replace"

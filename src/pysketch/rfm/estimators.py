@@ -38,7 +38,7 @@ import warnings
 
 import numpy as np
 
-from .._base import BaseEstimator, RegressorMixin, not_fitted_error
+from .._base import CHANGING, RENAMED, BaseEstimator, RegressorMixin, not_fitted_error
 from .._checks import check_array, check_bounds, check_size
 from ..privacy import PrivacyLeakWarning
 from ..privacy.mechanisms import check_delta, check_epsilon
@@ -58,15 +58,15 @@ DEFAULT_LENGTH_SCALE_PER_SQRT_D = 0.1
 #: Default kernel length scale in standardised coordinates (scaling='private'), per sqrt(d).
 DEFAULT_STANDARDISED_LENGTH_SCALE_PER_SQRT_D = 1.0
 SCALINGS = ("private", "box")
-#: Bounds of n_frequencies='auto', and its value without a released count.
+#: Bounds of sketch_size='auto', and its value without a released count.
 AUTO_MIN_FREQUENCIES, AUTO_MAX_FREQUENCIES, AUTO_BOX_FREQUENCIES = 4, 512, 128
-#: n_frequencies='auto': the ridge the noise calls for, 2 sqrt(p) sigma_G, is this fraction of
+#: sketch_size='auto': the ridge the noise calls for, 2 sqrt(p) sigma_G, is this fraction of
 #: a diagonal entry n / p of the Gram matrix.
 AUTO_RIDGE_TO_DIAGONAL = 1.0 / 4.0
 
 
 def auto_frequencies(count, epsilon, delta, shares=DEFAULT_SHARES):
-    """N for n_frequencies='auto' (PrivateRFRegressor): the p = 2 N + 1 at which
+    """N for sketch_size='auto' (PrivateRFRegressor): the p = 2 N + 1 at which
     2 sqrt(p) sigma_G = count / (8 p), sigma_G the noise on the Gram matrix's entries of a
     release at (epsilon, delta) (:func:`pysketch.rfm.ssp.release_statistics`)."""
     from ..privacy.mechanisms import analytic_gaussian_sigma
@@ -123,8 +123,9 @@ class _RFRegressorBase(RegressorMixin, BaseEstimator):
         return Records(X, y)
 
     def _check_privacy_params(self):
-        if self.epsilon is not None:
-            check_epsilon(self.epsilon)
+        self._resolve_renamed()
+        if self._param("epsilon") is not None:
+            check_epsilon(self._param("epsilon"))
             check_delta(self.delta, positive=True)
         if self.neighbouring not in NEIGHBOURING:
             raise ValueError(f"neighbouring must be one of {NEIGHBOURING}, got {self.neighbouring!r}")
@@ -134,7 +135,7 @@ class _RFRegressorBase(RegressorMixin, BaseEstimator):
         if self.bounds is None or self.target_bounds is None:  # one pass for both ranges
             xlo, xhi, ylo, yhi = records.reduce(_ranges, _merge_ranges)
         if self.bounds is None:
-            if self.epsilon is not None:
+            if self._param("epsilon") is not None:
                 warnings.warn("bounds not given: the box of X is read from the data, which is not differentially "
                               "private; pass public bounds=(lower, upper)", PrivacyLeakWarning, stacklevel=3)
             lo, hi = xlo, xhi
@@ -143,7 +144,7 @@ class _RFRegressorBase(RegressorMixin, BaseEstimator):
         else:
             lo, hi = check_bounds(self.bounds, d)
         if self.target_bounds is None:
-            if self.epsilon is not None:
+            if self._param("epsilon") is not None:
                 warnings.warn("target_bounds not given: the range of y is read from the data, which is not "
                               "differentially private; pass public target_bounds=(lower, upper)",
                               PrivacyLeakWarning, stacklevel=3)
@@ -160,12 +161,13 @@ class _RFRegressorBase(RegressorMixin, BaseEstimator):
         return np.asarray(lo, np.float64), np.asarray(hi, np.float64), (tlo, thi)
 
     def _length_scale(self, d, standardised=False):
-        if self.length_scale is None:
+        if self._param("kernel_scale") is None:
             per = DEFAULT_STANDARDISED_LENGTH_SCALE_PER_SQRT_D if standardised else DEFAULT_LENGTH_SCALE_PER_SQRT_D
             return per * math.sqrt(d)
-        v = self.length_scale
+        v = self._param("kernel_scale")
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not (math.isfinite(v) and v > 0):
-            raise ValueError(f"length_scale must be None or a positive finite number, got {v!r}")
+            raise ValueError(f"{self._param_label('kernel_scale')} must be None or a positive finite number, "
+                             f"got {v!r}")
         return float(v)
 
     def _scaled(self, X):
@@ -284,10 +286,10 @@ class PrivateRFRegressor(_RFRegressorBase):
 
     The model is ``f(x) = phi(u)^T coef_ + intercept_`` with
     ``phi(u) = [cos(Omega^T u), sin(Omega^T u), 1] / sqrt(N + 1)`` (Gaussian kernel of
-    length scale `length_scale`, N = `n_frequencies`) and u = x standardised by a private
+    length scale `kernel_scale`, N = `sketch_size`) and u = x standardised by a private
     first look at the data (``scaling='private'``, default: :mod:`pysketch.rfm.scaling`
     releases the per-coordinate mean and spread of x and the label's with a
-    `scaling_share` of epsilon and delta; the labels are then clipped to the released mean
+    share ``budget_shares['scaling']`` of epsilon and delta; the labels are then clipped to the released mean
     +- 6 spreads, counted in ``n_labels_clipped_``) or x scaled to the unit box
     (``scaling='box'``). ``intercept_`` is the centre of the label clipping range. The
     two releases compose sequentially to (epsilon, delta)-DP for any data (worst case).
@@ -296,14 +298,16 @@ class PrivateRFRegressor(_RFRegressorBase):
     ----------
     epsilon : float > 0 or None
         Privacy budget; None fits without noise (not private; a reference).
+        Not given: 1.0 in this version, with a FutureWarning; None (not private) in the
+        next, as for every pysketch estimator.
     delta : float in (0, 1)
     bounds : (lower, upper), optional
         Public box of X. Without it the box is read from X (PrivacyLeakWarning).
     target_bounds : (lower, upper), optional
         Public range of y; labels outside are clipped (and counted in a warning). Without
         it the range is read from y (PrivacyLeakWarning).
-    n_frequencies : int or 'auto'
-        N; the model has p = 2 N + 1 coefficients. 'auto' (with scaling='private'):
+    sketch_size : int or 'auto'
+        N, the number of frequencies; the model has p = 2 N + 1 coefficients. 'auto' (with scaling='private'):
         chosen from the released count n^ so that the noise's spectral edge
         ``2 sqrt(p) sigma_G`` is AUTO_RIDGE_TO_DIAGONAL (1/4) of a diagonal entry of the
         Gram matrix, ``n^ / p``: ``p = (n^ / (8 sigma_G))^(2/3)``, N = (p - 1) / 2 within
@@ -311,12 +315,13 @@ class PrivateRFRegressor(_RFRegressorBase):
         with scaling='box', 'auto' is 128. (Before issue 37 the fraction was 1/8; with the
         ridge at half the edge and the 'anova' kernel, 1/4 measured better or equal on the
         tables of benchmarks/quality/rfm_quality.py (issue 37).)
-    length_scale : float, optional
-        In the coordinates of u: default sqrt(d) (standardised, 'private') or 0.1 sqrt(d)
-        (unit box, 'box').
+    kernel_scale : float, optional
+        The Gaussian kernel's length scale, in the coordinates of u: default sqrt(d)
+        (standardised, 'private') or 0.1 sqrt(d) (unit box, 'box').
     scaling : {'private', 'box'}
-    scaling_share : float in (0, 1)
-        The share of epsilon and of delta spent on the scaling release ('private').
+    budget_shares : dict or None
+        ``{'scaling': 0.1}`` (the default): the share of epsilon and of delta spent on the
+        scaling release ('private'); the statistics get the rest.
     neighbouring : {'add_remove', 'replace'}
     regularization : 'ada' or float >= 0
         The ridge (:func:`pysketch.rfm.ssp.solve_ridge`).
@@ -329,6 +334,9 @@ class PrivateRFRegressor(_RFRegressorBase):
         the full kernel's per coordinate, ``length_scale / sqrt(d)``); 'gaussian': the
         isotropic kernel alone (:class:`pysketch.rfm.RandomFeatures`, the default before).
         Both have unit-norm features, so the release and its guarantee are the same.
+    n_frequencies, length_scale, scaling_share
+        Deprecated names of sketch_size, kernel_scale and budget_shares={'scaling': ...}
+        (FutureWarning; removed in the next version).
     model_selection : bool
         True (default): choose between the ridge model and the intercept-only model (the
         private mean) by Gaussian fission of the release
@@ -358,17 +366,26 @@ class PrivateRFRegressor(_RFRegressorBase):
     n_features_in_ : int
     """
 
-    def __init__(self, epsilon=1.0, delta=1e-5, *, bounds=None, target_bounds=None, n_frequencies="auto",
-                 length_scale=None, scaling="private", scaling_share=0.1, neighbouring="add_remove",
+    _renamed_params = {"n_frequencies": "sketch_size", "length_scale": "kernel_scale",
+                       "scaling_share": ("budget_shares", lambda share: {"scaling": share})}
+    _budget_parts = {"scaling": 0.1}
+    _changing_defaults = {"epsilon": (1.0, None)}
+
+    def __init__(self, epsilon=CHANGING, delta=1e-5, *, bounds=None, target_bounds=None, sketch_size="auto",
+                 kernel_scale=None, scaling="private", budget_shares=None, neighbouring="add_remove",
                  regularization="ada", shares=DEFAULT_SHARES, kernel="anova", model_selection=True, accountant=None,
-                 random_state=None, insecure_seed=None):
+                 random_state=None, insecure_seed=None, n_frequencies=RENAMED, length_scale=RENAMED,
+                 scaling_share=RENAMED):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
         self.target_bounds = target_bounds
+        self.sketch_size = sketch_size
+        self.kernel_scale = kernel_scale
+        self.scaling = scaling
+        self.budget_shares = budget_shares
         self.n_frequencies = n_frequencies
         self.length_scale = length_scale
-        self.scaling = scaling
         self.scaling_share = scaling_share
         self.neighbouring = neighbouring
         self.regularization = regularization
@@ -388,7 +405,8 @@ class PrivateRFRegressor(_RFRegressorBase):
         and every release is made once, on the merged sums."""
         self._check_privacy_params()
         records = self._check_xy(X, y)
-        auto = isinstance(self.n_frequencies, str) and self.n_frequencies == "auto"
+        size, size_name = self._param("sketch_size"), self._param_label("sketch_size")
+        auto = isinstance(size, str) and size == "auto"
         n, d = records.shape
 
         def fit_bytes(N):  # Omega, the Gram matrix of p = 2 N + 1 features (summed, merged, released,
@@ -396,19 +414,17 @@ class PrivateRFRegressor(_RFRegressorBase):
             return 24 * d * N + 4 * 8 * p * p + 8 * (p + 2 * N) * min(n, max(1, (1 << 24) // (8 * (p + 2 * N))))
 
         N = AUTO_BOX_FREQUENCIES if auto else check_size(
-            self.n_frequencies, "n_frequencies", nbytes=fit_bytes,
-            what=f"for the frequencies of d = {d} coordinates and the Gram matrix of 2 n_frequencies + 1 features")
+            size, size_name, nbytes=fit_bytes,
+            what=f"for the frequencies of d = {d} coordinates and the Gram matrix of 2 {size_name} + 1 features")
         if self.scaling not in SCALINGS:
             raise ValueError(f"scaling must be one of {SCALINGS}, got {self.scaling!r}")
-        share = self.scaling_share
-        if isinstance(share, (bool, np.bool_)) or not isinstance(share, numbers.Real) or not 0 < share < 1:
-            raise ValueError(f"scaling_share must be in (0, 1), got {share!r}")
+        share = self._budget_shares()["scaling"]
         lo, hi, tb = self._box(records)
         n, d = records.shape
         self.lower_, self.upper_, self.target_bounds_ = lo, hi, tb
         self.n_features_in_ = d
-        private = self.epsilon is not None
-        eps, delta = (self.epsilon, self.delta) if private else (None, None)
+        private = self._param("epsilon") is not None
+        eps, delta = (self._param("epsilon"), self.delta) if private else (None, None)
         if private:
             from ..privacy.budget import Budget
 
@@ -533,15 +549,21 @@ class DPRFMRegressor(_RFRegressorBase):
     ----------
     epsilon : float > 0 or None
         None: the non-private min-norm model.
+        Not given: 1.0 in this version, with a FutureWarning; None (not private) in the
+        next, as for every pysketch estimator.
     delta : float in (0, 1)
     bounds, target_bounds : as PrivateRFRegressor
     n_max : int, optional
         Public upper bound on the number of records (default: n, with a PrivacyLeakWarning).
-    n_frequencies : int, optional
-        N; default ``ceil(n_max / (1 - sqrt(1 - 2 eta))^2)``, the Marchenko-Pastur rule
-        under which the eigenvalue condition can hold (4 n_max at eta = 3/8).
-    length_scale : float, optional
-        In unit-box coordinates (default 0.1 sqrt(d)).
+    sketch_size : int, optional
+        N, the number of frequencies; default ``ceil(n_max / (1 - sqrt(1 - 2 eta))^2)``,
+        the Marchenko-Pastur rule under which the eigenvalue condition can hold (4 n_max at
+        eta = 3/8).
+    kernel_scale : float, optional
+        The Gaussian kernel's length scale, in unit-box coordinates (default 0.1 sqrt(d)).
+    n_frequencies, length_scale
+        Deprecated names of sketch_size and kernel_scale (FutureWarning; removed in the
+        next version).
     eta : float in (0, 1/2)
     calibration : {'lemma6', 'paper'}
     solver : {'pinv', 'cholesky', 'kaczmarz'}
@@ -551,14 +573,19 @@ class DPRFMRegressor(_RFRegressorBase):
     accountant, random_state, insecure_seed : as PrivateRFRegressor
     """
 
-    def __init__(self, epsilon=1.0, delta=1e-5, *, bounds=None, target_bounds=None, n_max=None, n_frequencies=None,
-                 length_scale=None, eta=3 / 8, calibration="lemma6", solver="pinv", n_iter=None, accountant=None,
-                 random_state=None, insecure_seed=None):
+    _renamed_params = {"n_frequencies": "sketch_size", "length_scale": "kernel_scale"}
+    _changing_defaults = {"epsilon": (1.0, None)}
+
+    def __init__(self, epsilon=CHANGING, delta=1e-5, *, bounds=None, target_bounds=None, n_max=None, sketch_size=None,
+                 kernel_scale=None, eta=3 / 8, calibration="lemma6", solver="pinv", n_iter=None, accountant=None,
+                 random_state=None, insecure_seed=None, n_frequencies=RENAMED, length_scale=RENAMED):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
         self.target_bounds = target_bounds
         self.n_max = n_max
+        self.sketch_size = sketch_size
+        self.kernel_scale = kernel_scale
         self.n_frequencies = n_frequencies
         self.length_scale = length_scale
         self.eta = eta
@@ -572,8 +599,9 @@ class DPRFMRegressor(_RFRegressorBase):
     neighbouring = "replace_or_remove"
 
     def _check_privacy_params(self):
-        if self.epsilon is not None:
-            check_epsilon(self.epsilon)
+        self._resolve_renamed()
+        if self._param("epsilon") is not None:
+            check_epsilon(self._param("epsilon"))
             check_delta(self.delta, positive=True)
 
     def fit(self, X, y):
@@ -604,17 +632,18 @@ class DPRFMRegressor(_RFRegressorBase):
 
         what = f"for the features of {n} records of d = {d} coordinates"
         if self.n_max is None:
-            if self.epsilon is not None:
+            if self._param("epsilon") is not None:
                 warnings.warn("n_max not given: the number of records is read from the data, which is not "
                               "differentially private; pass a public n_max", PrivacyLeakWarning, stacklevel=2)
             n_max = n
         else:
-            n_max = check_size(self.n_max, "n_max", nbytes=None if self.n_frequencies is not None else
+            n_max = check_size(self.n_max, "n_max", nbytes=None if self._param("sketch_size") is not None else
                                lambda v: fit_bytes(default_frequencies(v)), what=what + " (N from n_max)")
             if n > n_max:
                 raise ValueError(f"n_max = {n_max} must be >= the number of records ({n})")
-        N = (default_frequencies(n_max) if self.n_frequencies is None
-             else check_size(self.n_frequencies, "n_frequencies", nbytes=fit_bytes, what=what))
+        N = (default_frequencies(n_max) if self._param("sketch_size") is None
+             else check_size(self._param("sketch_size"), self._param_label("sketch_size"), nbytes=fit_bytes,
+                             what=what))
         lo, hi, tb = self._box(records)
         self.lower_, self.upper_, self.target_bounds_ = lo, hi, tb
         self.n_features_in_ = d
@@ -629,11 +658,11 @@ class DPRFMRegressor(_RFRegressorBase):
         coef, self.solver_info_ = min_norm(F, ys, self.solver, **kw)
         # a non-private diagnostic of the Lemma 6 conditions on this data (warns when one fails)
         self.conditions_ = published.check_conditions(F, N, n, eta, layout="cos")
-        if self.epsilon is None:
+        if self._param("epsilon") is None:
             self.privacy_ = {"epsilon": float("inf"), "delta": 0.0, "guarantee": "none (epsilon=None: no noise)"}
         else:
             coef, self.privacy_ = published.output_perturbation(
-                coef, self.epsilon, self.delta, n_frequencies=N, eta=eta, calibration=self.calibration,
+                coef, self._param("epsilon"), self.delta, n_frequencies=N, eta=eta, calibration=self.calibration,
                 layout="cos", accountant=self.accountant, insecure_seed=self.insecure_seed)
         scale = B * math.sqrt(n_max)
         self.coef_ = coef * scale
