@@ -14,7 +14,6 @@ T (1 + sum_l h_l) / epsilon on every entry, and T iterations compose to epsilon.
 noise comes from pysketch.privacy.mechanisms (exact discrete Laplace, OS entropy).
 """
 
-import warnings
 
 import numpy as np
 
@@ -24,7 +23,7 @@ from ..cluster import CHUNK_VALUES
 from ..metrics import assign
 from ..privacy.budget import Budget
 from ..privacy.mechanisms import Laplace, check_epsilon
-from ._common import _check_share
+from ._common import _check_share, _clip_records
 
 __all__ = ["DPLloyd", "EUGkM"]
 
@@ -80,11 +79,7 @@ class DPLloyd:
         n, d = X.shape
         _check_centres(k, d)
         lo, hi = check_bounds(self.bounds, d)
-        outside = int(np.count_nonzero(((X < lo) | (X > hi)).any(axis=1)))
-        if outside:
-            warnings.warn(f"{outside} of {n} records lie outside bounds and were clipped to the box",
-                          RuntimeWarning, stacklevel=2)
-            X = np.clip(X, lo, hi)
+        X, _ = _clip_records(X, lo, hi)
         c0 = 0.5 * (lo + hi)
         Z = X - c0
         half = 0.5 * (hi - lo)
@@ -195,11 +190,7 @@ class EUGkM:
         n, d = X.shape
         _check_centres(k, d)
         lo, hi = check_bounds(self.bounds, d)
-        outside = int(np.count_nonzero(((X < lo) | (X > hi)).any(axis=1)))
-        if outside:
-            warnings.warn(f"{outside} of {n} records lie outside bounds and were clipped to the box",
-                          RuntimeWarning, stacklevel=2)
-            X = np.clip(X, lo, hi)
+        X, _ = _clip_records(X, lo, hi)
         plan = plan_release(1, eps, 0.0, neighbouring=relation, mechanism="laplace",
                             split=1.0 - share if relation == "add_remove" else None)
         source = Budget(eps, neighbouring=relation, what="EUGkM.fit", pure=True,
