@@ -491,3 +491,28 @@ def test_release_converts_float32_rows_a_block_at_a_time():
     assert peak < 100 << 20, f"{peak / 2**20:.0f} MiB traced"
     want = release(op, X.astype(np.float64), 1.0, insecure_seed=3)
     assert np.array_equal(got.values, want.values)
+
+
+def test_jl_transformer_without_epsilon_releases_the_clean_sketches_and_spends_nothing(tmp_path):
+    import warnings
+
+    from pysketch.distances import PrivateJLTransformer, pairwise_sq_distances
+    from pysketch.privacy import BudgetAccountant
+
+    X = np.random.default_rng(5).standard_normal((20, 12))
+    acc = BudgetAccountant(1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)  # epsilon given (None): no warning
+        tr = PrivateJLTransformer(32, sparsity=2, epsilon=None, random_state=0, accountant=acc).fit(X)
+        rel = tr.release(X)
+    S = tr.operator_.apply(X)
+    np.testing.assert_array_equal(rel.values, S)
+    assert rel.mechanism == "none" and rel.m2 == rel.m4 == 0.0 and acc.spent == (0.0, 0.0)
+    D = pairwise_sq_distances(rel)
+    np.testing.assert_allclose(D, ((S[:, None, :] - S[None, :, :]) ** 2).sum(-1), rtol=1e-12, atol=1e-9)
+    rel.save(tmp_path / "clean.npz")
+    back = type(rel).load(tmp_path / "clean.npz")
+    assert back.epsilon == np.inf and back.guarantee.startswith("none")
+    with pytest.warns(FutureWarning, match="epsilon is not given; its default is 1.0"):
+        noisy = PrivateJLTransformer(32, sparsity=2, random_state=0).fit(X)
+    assert noisy.release(X).mechanism in ("laplace", "gaussian")

@@ -20,10 +20,11 @@ perturbation, and the dense Gaussian JL baseline (`gaussian_jl_operator`,
 """
 
 from . import formulas
-from .release import (DistanceRelease, choose_mechanism, gaussian_jl_operator, kenthapadi_release, max_column_norm,
+from .release import (DistanceRelease, choose_mechanism, clean_release, gaussian_jl_operator, kenthapadi_release, max_column_norm,
                       nearest_neighbors, pairwise_sq_distances, release, release_cost, release_input,
                       sq_distance)
 from .transformer import PrivateJLTransformer
 
 __all__ = ["DistanceRelease", "release", "release_cost", "release_input", "sq_distance", "pairwise_sq_distances", "nearest_neighbors", "max_column_norm",
-           "choose_mechanism", "gaussian_jl_operator", "kenthapadi_release", "formulas", "PrivateJLTransformer"]
+           "choose_mechanism", "clean_release", "gaussian_jl_operator", "kenthapadi_release", "formulas",
+           "PrivateJLTransformer"]

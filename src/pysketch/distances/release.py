@@ -41,7 +41,7 @@ from ..privacy.mechanisms import Gaussian, check_delta, check_epsilon
 from . import formulas
 
 __all__ = ["DistanceRelease", "release", "release_cost", "release_input", "sq_distance", "pairwise_sq_distances", "nearest_neighbors", "max_column_norm",
-           "choose_mechanism", "gaussian_jl_operator", "kenthapadi_release", "RELEASE_FORMAT"]
+           "choose_mechanism", "clean_release", "gaussian_jl_operator", "kenthapadi_release", "RELEASE_FORMAT"]
 
 RELEASE_FORMAT = "pysketch.distance_release"
 RELEASE_VERSION = 1
@@ -217,6 +217,17 @@ def _plan(operator, epsilon, delta, mechanism, contribution, Z2_guess):
     if mechanism == "gaussian" and delta == 0:
         raise ValueError("mechanism='gaussian' needs delta > 0")
     return epsilon, (0.0 if mechanism == "laplace" else delta), C, mechanism, d1, d2
+
+
+def clean_release(operator, X):
+    """The sketches S x of the rows of X with no noise: NOT private (an estimator's
+    epsilon=None). A DistanceRelease with mechanism 'none' and zero noise moments, so that
+    the distance estimators give the plain Johnson-Lindenstrauss estimate."""
+    Y = _nonempty(np.atleast_2d(np.asarray(_apply_by_rows(operator, X), dtype=np.float64)))
+    return DistanceRelease(values=Y, operator_id=operator.fingerprint(), construction=operator.kind, k=operator.m,
+                           mechanism="none", epsilon=math.inf, delta=0.0, contribution=0.0, sensitivity=0.0,
+                           m2=0.0, m4=0.0, correction_dim=operator.m, secure_noise=False,
+                           guarantee="none: not private (no noise)", **_fjlt_fields(operator))
 
 
 def release_cost(operator, epsilon, delta=0.0, *, mechanism="auto", contribution=1.0, Z2_guess=0.0):

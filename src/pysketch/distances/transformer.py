@@ -4,13 +4,13 @@ import dataclasses
 
 import numpy as np
 
-from .._base import BaseEstimator, TransformerMixin, not_fitted_error
+from .._base import CHANGING, BaseEstimator, TransformerMixin, not_fitted_error
 from .._checks import MAX_INT32, check_int, check_size
 from ..blocks import as_dask_array, is_dask_collection, map_blocks, map_reduce
 from ..operators import SparseJLOperator
 from ..privacy.budget import Budget
 from .release import release as _release_rows
-from .release import release_cost
+from .release import clean_release, release_cost
 
 __all__ = ["PrivateJLTransformer"]
 
@@ -28,7 +28,9 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
     construction : {'block', 'graph'}
     epsilon, delta, mechanism, contribution
         The release of each row (pysketch.distances.release): (epsilon, delta)-DP per row
-        under ||x - y||_1 <= contribution.
+        under ||x - y||_1 <= contribution. epsilon=None: the sketches without noise, not
+        private (`clean_release`). Not given: epsilon is 1.0 in this version, with a
+        FutureWarning, and None in the next, as for every pysketch estimator.
     random_state : int or None
         The PUBLIC seed of S: every party must use the same one. The noise never comes
         from it (OS entropy).
@@ -48,7 +50,9 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
     reading it again never releases the rows again.
     """
 
-    def __init__(self, n_components=256, *, sparsity=4, construction="block", epsilon=1.0, delta=0.0,
+    _changing_defaults = {"epsilon": (1.0, None)}
+
+    def __init__(self, n_components=256, *, sparsity=4, construction="block", epsilon=CHANGING, delta=0.0,
                  mechanism="auto", contribution=1.0, random_state=None, accountant=None):
         self.n_components = n_components
         self.sparsity = sparsity
@@ -61,6 +65,7 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
         self.accountant = accountant
 
     def fit(self, X, y=None):
+        self._resolve_renamed()
         # k: the rows of S, int32 indices in the core; the memory of a release is checked per call
         k = check_size(self.n_components, "n_components", maximum=MAX_INT32, why=" (rows of S are int32 indices)")
         s = check_int(self.sparsity, "sparsity")
@@ -84,7 +89,7 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
         return self
 
     def _release_args(self):
-        return self.operator_, self.epsilon, self.delta, self.mechanism, self.contribution
+        return self.operator_, self._param("epsilon"), self.delta, self.mechanism, self.contribution
 
     def _dask_rows(self, X):
         if not hasattr(self, "operator_"):
@@ -111,11 +116,13 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
         # the released rows: S x and its noisy copy, refused before anything is charged
         check_size(self.operator_.m, "n_components", nbytes=n * self.operator_.m * 16,
                    what=f"for the release of {n} rows")
-        return _release_rows(self.operator_, X, self.epsilon, self.delta, mechanism=self.mechanism,
-                             contribution=self.contribution, accountant=self.accountant)
+        return _rows(self.operator_, X, self._param("epsilon"), self.delta, mechanism=self.mechanism,
+                     contribution=self.contribution, accountant=self.accountant)
 
     def _charge(self):
-        eps, delta = release_cost(self.operator_, self.epsilon, self.delta, mechanism=self.mechanism,
+        if self._param("epsilon") is None:
+            return  # not private: nothing is spent
+        eps, delta = release_cost(self.operator_, self._param("epsilon"), self.delta, mechanism=self.mechanism,
                                   contribution=self.contribution)
         # the blocks draw in their tasks: the budget here is the charge, for all of them
         Budget(eps, delta, neighbouring="replace", what=type(self).__name__).charge(self.accountant)
@@ -138,7 +145,15 @@ def _release_block(block, first_row, params):
     if block.shape[0] == 0:
         return None
     op, epsilon, delta, mechanism, contribution = params
-    return _release_rows(op, block, epsilon, delta, mechanism=mechanism, contribution=contribution)
+    return _rows(op, block, epsilon, delta, mechanism=mechanism, contribution=contribution)
+
+
+def _rows(operator, X, epsilon, delta, **options):
+    """The DistanceRelease of X's rows: private (distances.release) or, with epsilon None,
+    the clean sketches."""
+    if epsilon is None:
+        return clean_release(operator, X)
+    return _release_rows(operator, X, epsilon, delta, **options)
 
 
 def _concat_releases(a, b):
