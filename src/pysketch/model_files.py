@@ -76,7 +76,7 @@ _REGISTERED = {}
 
 def register_model_class(cls, name=None):
     """Let model files hold instances of `cls` under `name` (default its class name): an
-    estimator (it has get_params: rebuilt as cls(**params) plus its fitted attributes), a
+    estimator (it has get_params: rebuilt as ``cls(**params)`` plus its fitted attributes), a
     dataclass (rebuilt from its fields) or a plain class (its attributes restored)."""
     name = cls.__name__ if name is None else name
     if not isinstance(cls, type):

@@ -316,10 +316,10 @@ def bulk_proposal(family, rng=None, args=None):
 
     How: for small omega the sketch is close to the characteristic function of one
     Gaussian N(mu, s^2 I): z(omega) e^{-i omega^T c0} ~ exp(i omega^T (mu - c0) - s^2
-    |omega|^2 / 2) with c0 the box centre. On the 5% lowest-radius frequencies (at least
+    ||omega||^2 / 2) with c0 the box centre. On the 5% lowest-radius frequencies (at least
     2d + 2), mu - c0 is the weighted least-squares solution of the phases (weights
-    |z|), twice (the second pass recentred, so that phases do not wrap), and s^2 the
-    slope of log|z| against |omega|^2. None when the fit is not usable (too few
+    abs(z)), twice (the second pass recentred, so that phases do not wrap), and s^2 the
+    slope of log|z| against ||omega||^2. None when the fit is not usable (too few
     frequencies, no decay)."""
     problem = family.problem
     d, m = problem.d, problem.m
@@ -410,7 +410,7 @@ def nnls(A, z):
 
 
 class IsotropicGaussianAtoms:
-    """Isotropic Gaussians N(mu, s2 I): a_j = exp(i omega_j^T mu - s2 |omega_j|^2 / 2).
+    """Isotropic Gaussians N(mu, s2 I): a_j = exp(i omega_j^T mu - s2 ||omega_j||^2 / 2).
 
     theta = (mu, s2), d + 1 parameters; mu in the box, s2 in [1e-8, 0.25] times the mean
     squared width of the box. Unlike DiagonalGaussianAtoms it needs only the squared

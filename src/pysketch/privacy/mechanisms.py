@@ -255,7 +255,7 @@ _LIST_INT_BYTES = 40
 def sample_discrete_laplace(scale, size, insecure_seed=None):
     """``size`` exact draws of the discrete Laplace law on the integers with scale
     ``scale`` (a positive int, Fraction or float, taken exactly): P(k) proportional to
-    exp(-|k| / scale). Returns a list of Python ints. Noise comes from OS entropy unless
+    exp(-abs(k) / scale). Returns a list of Python ints. Noise comes from OS entropy unless
     ``insecure_seed`` is given."""
     t = _as_fraction(scale, "scale")
     size = check_size(size, "size", minimum=0, nbytes=lambda v: v * _LIST_INT_BYTES, what="for a list of ints")

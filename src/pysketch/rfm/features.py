@@ -126,7 +126,7 @@ class RandomFeatures:
 
     @property
     def max_abs(self):
-        """A bound on every |phi_k(x)|, for every x."""
+        """A bound on every abs(phi_k(x)), for every x."""
         return self.scale
 
     @property

@@ -170,7 +170,7 @@ class RFStatistics:
 
     @property
     def label_radius(self):
-        """B: |y - c| <= B for every label in the public range."""
+        """B: abs(y - c) <= B for every label in the public range."""
         lo, hi = self.target_bounds
         return 0.5 * (hi - lo)
 
