@@ -128,7 +128,7 @@ def page(module_name, home_of):
     lines += _title(f"``{module_name}``", "=")
     lines += [f".. automodule:: {module_name}", "", f".. currentmodule:: {module_name}", ""]
     if not names:
-        lines += ["This module has no public names other than its command-line entry point.", ""]
+        lines += ["This module has no ``__all__``: none of its names is public.", ""]
         return "\n".join(lines)
     lines += [".. autosummary::", ""]
     for name in names:

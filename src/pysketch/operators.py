@@ -41,6 +41,7 @@ __all__ = ["FrequencyOperator", "DenseOperator", "StructuredOperator", "make_ope
            "MERSENNE61", "FastJLOperator", "operator_bytes",
            "spectral_norm_sq_bound", "column_norm_sq_bound"]
 
+#: The kinds of structured operator (blocks over the fast Walsh-Hadamard transform).
 STRUCTURED_KINDS = ("r3", "gr2", "fastfood")
 _KIND_CODES = {"r3": 0, "gr2": 1, "fastfood": 2}
 #: Operators by the kind written in their state ("dense", "r3", "gr2", "fastfood").

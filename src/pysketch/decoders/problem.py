@@ -26,7 +26,7 @@ __all__ = ["ALPHA_BOUNDS", "ATOMS", "DecodingProblem", "DiracAtoms", "DiagonalGa
            "MixtureSolution", "atom_correlation", "atom_matrix", "bulk_proposal", "check_count_and_noise", "mixed_draw",
            "mixture_objective", "nnls", "refine_mixture", "screen"]
 
-ALPHA_BOUNDS = (1e-9, 2.0)  # the weights of a normalized sketch's mixture (pycle's CL-OMPR bounds)
+ALPHA_BOUNDS = (1e-9, 2.0)  #: the weights of a normalized sketch's mixture (pycle's CL-OMPR bounds)
 
 
 def check_count_and_noise(count, noise_variance):
@@ -478,6 +478,30 @@ def screen(family, r, candidates):
 
 
 def refine_mixture(family, problem, theta, alpha, ftol, maxiter):
+    """Joint L-BFGS-B refinement of a mixture: (theta, alpha) minimizing
+    `mixture_objective` from the given values, atoms within ``family.bounds()`` and the
+    weights within ALPHA_BOUNDS.
+
+    Parameters
+    ----------
+    family : atom family
+        The atoms (DiracAtoms, IsotropicGaussianAtoms, DiagonalGaussianAtoms).
+    problem : DecodingProblem
+        The sketch and its operator.
+    theta : (k, n_params) array
+        The starting atoms.
+    alpha : (k,) array
+        The starting weights (clipped into ALPHA_BOUNDS).
+    ftol : float
+        L-BFGS-B's relative tolerance on the objective.
+    maxiter : int
+        L-BFGS-B's iteration limit.
+
+    Returns
+    -------
+    theta : (k, n_params) array
+    alpha : (k,) array
+    """
     k, p = theta.shape
     bounds = family.bounds() * k + [ALPHA_BOUNDS] * k
 

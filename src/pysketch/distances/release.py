@@ -43,6 +43,7 @@ from . import formulas
 __all__ = ["DistanceRelease", "release", "release_cost", "release_input", "sq_distance", "pairwise_sq_distances", "nearest_neighbors", "max_column_norm",
            "choose_mechanism", "gaussian_jl_operator", "kenthapadi_release", "RELEASE_FORMAT"]
 
+#: The format name of a saved distance release (its metadata's "format" entry).
 RELEASE_FORMAT = "pysketch.distance_release"
 RELEASE_VERSION = 1
 MECHANISMS = ("auto", "laplace", "gaussian")

@@ -65,7 +65,9 @@ from .raking import pool
 __all__ = ["M2M", "REGULARIZATIONS", "LOSSES", "DEFAULT_N_SYNTHETIC", "NOISE_WARNING_RATIO", "NoisyAnswerWarning",
            "pooled_count"]
 
+#: The named rules of M2M's regularization (a number is accepted too).
 REGULARIZATIONS = ("eq5", "theory")
+#: The values of M2M's `loss`: a sum or a mean of squares over the synthetic points.
 LOSSES = ("sum", "mean")
 #: [P] Sec. 4: 10^5 synthetic points make the sampling error negligible.
 DEFAULT_N_SYNTHETIC = 100_000

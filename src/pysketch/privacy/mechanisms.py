@@ -308,6 +308,8 @@ def _check_noise_range(sensitivity, scale, what):
 
 
 def check_delta(delta, *, positive):
+    """delta as a float in [0, 1) (not bool); with ``positive=True`` (the Gaussian
+    mechanism) 0 is refused too. ValueError otherwise."""
     if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real) or not (0 <= delta < 1):
         raise ValueError(f"delta must be a number in [0, 1), got {delta!r}")
     if positive and delta == 0:
