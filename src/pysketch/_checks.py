@@ -269,7 +269,7 @@ COMFORT_EXPONENT = 6
 
 
 def check_data_magnitude(magnitude, what="the data"):
-    """ValueError unless `magnitude` (the largest |coordinate| of the data, or of public
+    """ValueError unless `magnitude` (the largest abs(coordinate) of the data, or of public
     bounds at the data's scale) is 0 or within [2**-504, 2**504], saying so in terms of the
     data's scale. Returns it as a float."""
     m = float(magnitude)

@@ -142,8 +142,8 @@ def map_reduce(X, block_fn, combine, *, args=(), batch_rows=None, split_every=DE
     Parameters
     ----------
     X : 2-D numpy array or memmap, dask array or dask data frame
-    block_fn : callable(block, first_row, *args) -> partial
-        `block` is a 2-D numpy array of consecutive records, `first_row` the index of its
+    block_fn : callable
+        Called as ``block_fn(block, first_row, *args)``, it returns a partial result. `block` is a 2-D numpy array of consecutive records, `first_row` the index of its
         first record in X (None when unknown: a data frame's partitions of unknown length).
         A module-level function (tasks refer to it by name on workers).
     combine : callable(a, b) -> merged

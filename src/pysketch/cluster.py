@@ -49,6 +49,15 @@ def nearest_centers(X, C, labels, d2):
 
 
 def check_chunk_size(chunk_size):
+    """`chunk_size` checked: None (the default chunking) or an int >= 1, returned as int.
+
+    Raises
+    ------
+    TypeError
+        For anything that is not an integer.
+    ValueError
+        Below 1.
+    """
     if chunk_size is None:
         return None
     return _check_int(chunk_size, "chunk_size")
@@ -92,6 +101,15 @@ def check_matrix(C, d, name, rows_name="k"):
 
 
 def check_tol(tol):
+    """`tol` as a float: a finite real number >= 0 (not bool).
+
+    Raises
+    ------
+    TypeError
+        For anything that is not a real number.
+    ValueError
+        For a negative or non-finite number.
+    """
     if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, numbers.Real):
         raise TypeError(f"tol must be a finite real number >= 0; got {tol!r} of type {type(tol).__name__}")
     t = float(tol)
@@ -101,6 +119,8 @@ def check_tol(tol):
 
 
 def rows_per_chunk(chunk_size, k, d):
+    """The rows of one chunk: `chunk_size` when given, else as many rows of k distances
+    and 2 d coordinates as fit in CHUNK_VALUES float64 values (at least one)."""
     if chunk_size is not None:
         return chunk_size
     return max(1, CHUNK_VALUES // (k + 2 * d))

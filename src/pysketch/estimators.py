@@ -899,8 +899,10 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     accountant : pysketch.privacy.BudgetAccountant or diffprivlib BudgetAccountant, optional
         Charged (epsilon, delta) before anything is released.
 
-    Differential privacy
-    --------------------
+    Notes
+    -----
+    .. rubric:: Differential privacy
+
     With ``epsilon`` set, `fit` releases one private sketch and decodes it (decoding is
     post-processing; ``fit_sketch`` on the saved ``sketch_`` costs nothing more):
     under 'add_remove' a share of epsilon (numerically optimized,
@@ -937,7 +939,7 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
       the second moments of the records about the box's centre
       (pysketch.privacy.moments.private_second_moments), whose top 3 eigenvectors U
       project the records; the grid sketch of the projections U^T (x - c0) in their public
-      box |U|^T h, decoded as above and lifted back (a projected GridMap); and one private
+      box abs(U)^T h, decoded as above and lifted back (a projected GridMap); and one private
       Lloyd step from those centres (private_cluster_means). Real data of many
       coordinates (image patches) lie close to a few principal directions, where k-means
       of the projection is nearly k-means of the data.
@@ -964,6 +966,27 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     Every release draws its noise from OS entropy; the sketch's record (``sketch_.privacy``)
     holds the total epsilon and delta, and as ``epsilon_pilot`` what was spent besides its
     sum and count (the moments and the Lloyd step of the projected route).
+
+    .. rubric:: Data scale
+
+    `fit`, `fit_sketch` and `partial_fit` work at any data scale whose box (the public
+    bounds, or the data's own) has its largest abs(coordinate) in [2^-504, 2^504] (about
+    2e-152 to 5e151) and give s times the model of the data at scale 1 (to the decoder's
+    randomness). Nothing is copied or read again: the sketch is scale-equivariant (the
+    kernel scale follows the data, and the frequencies its inverse), and the decoder
+    works in the frame of the box (DecodingProblem.in_units): centres and means relative
+    to the box's centre in units of its largest half-width, variances in units of its
+    square, so that its random starts, bounds and tolerances see the same numbers at
+    every scale and offset of the data; the results are mapped back after. The frame
+    comes from the public bounds when they are given (a private fit stays private) and
+    is post-processing otherwise. Beyond that range the fit raises ValueError naming the data's magnitude
+    (their squares would over- or underflow float64): public bounds before anything is
+    read or charged, a kernel scale (given, or estimated by the pilot) before the sketch,
+    the data's own box when it is decoded. float32 sketches (the default dtype) hold
+    records and frequencies up to about 3.4e38: a kernel scale beyond 2^+-120 is refused
+    with a ValueError asking for dtype='float64', and records beyond float32's range are
+    refused by the map. ``inertia_`` and score are summed in the unit; a total beyond float64
+    raises ValueError. CompressiveGaussianMixture does the same (``covariances_`` scale by s^2).
 
     Attributes
     ----------
@@ -996,29 +1019,8 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
         with decoder='auto', 'pilot' (the k-means of the pilot) or 'pilot+sketch' (those
         moved by the sketch); see "Routes of decoder='auto'".
     data_unit_ : float
-        The power of two in which inertia_ and score are summed (see "Data scale"; 1 for a
-        box whose largest |coordinate| is within 2^+-6).
-
-    Data scale
-    ----------
-    `fit`, `fit_sketch` and `partial_fit` work at any data scale whose box (the public
-    bounds, or the data's own) has its largest |coordinate| in [2^-504, 2^504] (about
-    2e-152 to 5e151) and give s times the model of the data at scale 1 (to the decoder's
-    randomness). Nothing is copied or read again: the sketch is scale-equivariant (the
-    kernel scale follows the data, and the frequencies its inverse), and the decoder
-    works in the frame of the box (DecodingProblem.in_units): centres and means relative
-    to the box's centre in units of its largest half-width, variances in units of its
-    square, so that its random starts, bounds and tolerances see the same numbers at
-    every scale and offset of the data; the results are mapped back after. The frame
-    comes from the public bounds when they are given (a private fit stays private) and
-    is post-processing otherwise. Beyond that range the fit raises ValueError naming the data's magnitude
-    (their squares would over- or underflow float64): public bounds before anything is
-    read or charged, a kernel scale (given, or estimated by the pilot) before the sketch,
-    the data's own box when it is decoded. float32 sketches (the default dtype) hold
-    records and frequencies up to about 3.4e38: a kernel scale beyond 2^+-120 is refused
-    with a ValueError asking for dtype='float64', and records beyond float32's range are
-    refused by the map. inertia_ and score are summed in the unit; a total beyond float64
-    raises ValueError. CompressiveGaussianMixture does the same (covariances_ scale by s^2).
+        The power of two in which ``inertia_`` and score are summed (see "Data scale"; 1 for a
+        box whose largest abs(coordinate) is within 2^+-6).
     """
 
     _task = "kmeans"

@@ -2,7 +2,7 @@
 
 Four nonlinearities f (Chatalic 2020 thesis, Def. 2.5 and 2.6; Chatalic et al. 2022, Def. 4 and 6):
 
-- ``"complex"``: random Fourier features exp(i (omega_j^T x + u_j)), complex, |Phi_j| = 1;
+- ``"complex"``: random Fourier features exp(i (omega_j^T x + u_j)), complex, abs(Phi_j) = 1;
 - ``"real"``: the same as 2m reals, [cos(Omega^T x + u); sin(Omega^T x + u)] (the canonical
   isomorphism C^m ~ R^2m: every sensitivity of the complex map carries over);
 - ``"quantized"``: 2^-1/2 (sign cos(t) + i sign sin(t)), t = Omega^T x + u, the one-bit
@@ -398,7 +398,7 @@ class _KernelMap(FeatureMap):
 
 class FourierMap(_KernelMap):
     """Random Fourier features (complex exponentials and their real and one-bit forms):
-    |Phi_j(x)| <= 1 whatever x, so the sensitivities hold for any data ([P] Table 2)."""
+    abs(Phi_j(x)) <= 1 whatever x, so the sensitivities hold for any data ([P] Table 2)."""
 
     kernel = _core.Nonlinearity.cis  # (cos, sin) of the phases plus the dither
     is_complex = True
@@ -445,7 +445,7 @@ class FourierMap(_KernelMap):
 
 @FEATURE_MAPS.register("complex")
 class ComplexFourierMap(FourierMap):
-    """exp(i (omega_j^T x + u_j)), complex, |Phi_j| = 1 (Chatalic's thesis Def. 2.5)."""
+    """exp(i (omega_j^T x + u_j)), complex, abs(Phi_j) = 1 (Chatalic's thesis Def. 2.5)."""
 
     kind = "complex"
 
@@ -578,8 +578,10 @@ class QuadraticMap(_KernelMap):
     """(omega_j^T (x - c))^2, real (compressive PCA; no dither): the mean sketch of centred
     records is M(C) = [omega_j^T C omega_j]_j, C their covariance (Chatalic et al. 2022, Def. 6).
 
-    Parameters (besides the operator)
+    Parameters
     ----------
+    operator, kind, dither, random_state
+        As for every feature map (`FeatureMap`); a quadratic map takes no dither.
     data_norm : float, optional
         A public radius R. Records with ||x - c||_2 > R are rescaled onto the sphere of
         radius R before their features are taken (never dropped); their number is given in
@@ -592,6 +594,8 @@ class QuadraticMap(_KernelMap):
         of the mean: a centre read from the data is not privacy-accounted (the PCA
         estimator spends part of its budget on a private mean instead).
 
+    Notes
+    -----
     Sensitivities of the sum on the ball ||x - c|| <= R (Chatalic et al. 2022, Lemmas 9
     and 13, Table 1): L1 = R^2 ||Omega||_2^2 (exact), L2 = R^2 S4(Omega) <= R^2
     ||Omega||_2 max_j ||omega_j|| (Riesz-Thorin, thesis (8.9)), both from the operator's
@@ -1705,7 +1709,7 @@ def quadratic_spectral_bound(omega):
 
 
 def quadratic_s4_bound(omega):
-    """An upper bound on S4(Omega) = (sup_{|x|<=1} sum_j (omega_j^T x)^4)^(1/2) of an
+    """An upper bound on S4(Omega) = (sup_{||x||<=1} sum_j (omega_j^T x)^4)^(1/2) of an
     explicit (d, m) Omega by Riesz-Thorin (thesis eq. (8.9)): S4^2 <= ||Omega||_2^2
     max_j ||omega_j||_2^2."""
     return math.sqrt(spectral_norm_sq_bound(omega) * column_norm_sq_bound(omega))

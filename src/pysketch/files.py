@@ -776,11 +776,15 @@ def _suffix(path):
 def open_data(path, *, columns=None, key=None, delimiter=None, skip_header=False):
     """The DataFile of `path`, its kind given by its name (see DATA_SUFFIXES).
 
-    columns : None or a list from `parse_columns`: the columns to read (default all; for
-        Parquet all numeric ones).
-    key : the array of an .npz archive to read (default: every array, which must all have
+    Parameters
+    ----------
+    columns : None or a list from `parse_columns`
+        The columns to read (default all; for Parquet all numeric ones).
+    key : str, optional
+        The array of an .npz archive to read (default: every array, which must all have
         the same number of columns).
-    delimiter, skip_header : for text files (see the module docstring).
+    delimiter, skip_header
+        For text files (see the module docstring).
     """
     path = os.fspath(path)
     if not os.path.exists(path):

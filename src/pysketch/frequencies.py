@@ -537,7 +537,7 @@ class LogUniformLaw(KernelLaw):
     deviations); ``low`` and ``high`` bound the radius in units of ``1/sigma``. The
     default band [0.05, 20] is the one the coreset decoder was measured with (on the real
     data sets of benchmarks/quality/real_quality.py); the radii below about 0.3 carry
-    little (|z| near 1) and above 10 little
+    little (abs(z) near 1) and above 10 little
     signal but cost nothing in privacy noise per entry.
 
     With padding (``radii(m, d_p, d=d)``) the radii are multiplied by

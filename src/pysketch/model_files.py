@@ -37,7 +37,9 @@ from .privacy.accountant import BudgetAccountant
 
 __all__ = ["save_model", "load_model", "register_model_class", "model_state", "MODEL_FORMAT", "MODEL_VERSION"]
 
+#: The format name of a model file (its metadata's "format" entry).
 MODEL_FORMAT = "pysketch.model"
+#: The version of the model files this release writes and reads.
 MODEL_VERSION = 1
 #: Parameters that seed the privacy noise: a model file never holds one (they must be None).
 NOISE_SEED_PARAMS = ("insecure_seed",)
@@ -76,7 +78,7 @@ _REGISTERED = {}
 
 def register_model_class(cls, name=None):
     """Let model files hold instances of `cls` under `name` (default its class name): an
-    estimator (it has get_params: rebuilt as cls(**params) plus its fitted attributes), a
+    estimator (it has get_params: rebuilt as ``cls(**params)`` plus its fitted attributes), a
     dataclass (rebuilt from its fields) or a plain class (its attributes restored)."""
     name = cls.__name__ if name is None else name
     if not isinstance(cls, type):

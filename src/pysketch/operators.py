@@ -41,6 +41,7 @@ __all__ = ["FrequencyOperator", "DenseOperator", "StructuredOperator", "make_ope
            "MERSENNE61", "FastJLOperator", "operator_bytes",
            "spectral_norm_sq_bound", "column_norm_sq_bound"]
 
+#: The kinds of structured operator (blocks over the fast Walsh-Hadamard transform).
 STRUCTURED_KINDS = ("r3", "gr2", "fastfood")
 _KIND_CODES = {"r3": 0, "gr2": 1, "fastfood": 2}
 #: Operators by the kind written in their state ("dense", "r3", "gr2", "fastfood").
@@ -565,7 +566,7 @@ class StructuredOperator(FrequencyOperator):
 
     def gram_norm_bound(self):
         """Omega Omega^T = sum_b B_b B_b^T over the blocks (the first d rows of each), so
-        lambda_max <= sum_b ||B_b||_2^2 <= sum_b (max |post_b| ||chain_b||)^2: for R3 blocks
+        lambda_max <= sum_b ||B_b||_2^2 <= sum_b (max abs(post_b) ||chain_b||)^2: for R3 blocks
         with unit radii (OrthonormalBasesLaw) this is the number of blocks, the closed form
         m / d_p of a union of orthonormal bases (thesis (8.6)) when d_p divides m."""
         if getattr(self, "_gram_bound", None) is None:

@@ -150,22 +150,38 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    components_ : (k, d) orthonormal rows, by decreasing explained variance
-    explained_variance_ : (k,) the variance along each component, from the sketch (the
-        population variance, divided by n, unlike scikit-learn's n - 1)
-    explained_variance_ratio_ : (k,) explained_variance_ / total_variance_ (or / the fitted
-        model's total, components plus floor, when that is larger: noisy sketches)
-    total_variance_ : tr(C) estimated from the sketch (exact for orthonormal bases)
-    noise_variance_ : the isotropic floor s of the fit (the average variance outside the
-        components, as scikit-learn's noise_variance_)
-    mean_ : (d,) the centre (exact mean, private mean, the mean read from a self-centred
-        covariance sketch, or the given one)
-    n_components_, n_features_in_, n_samples_ (the count, noisy under add/remove privacy),
-    sketch_ (the Sketch or PrivateSketch decoded), sketch_size_, residual_ (relative),
-    n_iter_, timings_ (seconds per stage).
+    components_ : (k, d) array
+        Orthonormal rows, by decreasing explained variance.
+    explained_variance_ : (k,) array
+        The variance along each component, from the sketch (the population variance,
+        divided by n, unlike scikit-learn's n - 1).
+    explained_variance_ratio_ : (k,) array
+        ``explained_variance_ / total_variance_`` (or / the fitted model's total, components
+        plus floor, when that is larger: noisy sketches).
+    total_variance_ : float
+        tr(C) estimated from the sketch (exact for orthonormal bases).
+    noise_variance_ : float
+        The isotropic floor s of the fit (the average variance outside the components, as
+        scikit-learn's ``noise_variance_``).
+    mean_ : (d,) array
+        The centre (exact mean, private mean, the mean read from a self-centred covariance
+        sketch, or the given one).
+    n_components_, n_features_in_ : int
+    n_samples_ : float
+        The count, noisy under add/remove privacy.
+    sketch_ : Sketch or PrivateSketch
+        The sketch decoded.
+    sketch_size_ : int
+    residual_ : float
+        Relative.
+    n_iter_ : int
+    timings_ : dict
+        Seconds per stage.
 
-    Differential privacy
-    --------------------
+    Notes
+    -----
+    .. rubric:: Differential privacy
+
     With epsilon, the released quantities are the sketch's sum (Laplace or Gaussian noise
     at the quadratic map's sensitivity on the ball of radius data_norm: L1 = R^2 m / d
     exactly for unions of orthonormal bases, L2 from the Riesz-Thorin bound; Chatalic et al.
@@ -177,13 +193,14 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
     sequential composition the fit is (epsilon, delta)-DP; everything else (the components,
     variances, transform) is post-processing. The frequencies and starts come from
     random_state, the noise from the OS (pysketch.privacy.mechanisms).
-    Data scale
-    ----------
+
+    .. rubric:: Data scale
+
     `fit` (arrays, dask collections and streams) and `fit_sketch` work at any data scale
     s whose records' squares stay inside float64 (spread about the centre and data_norm
     in [2^-504, 2^504], and sum of squared norms below about 1.8e308) and give the
-    components of the data at scale 1 (explained_variance_, noise_variance_ and
-    total_variance_ times s^2, mean_ times s). Nothing is copied or read again: the
+    components of the data at scale 1 (``explained_variance_``, ``noise_variance_`` and
+    ``total_variance_`` times s^2, ``mean_`` times s). Nothing is copied or read again: the
     quadratic sketch is taken as it is, and the Burer-Monteiro decoder runs in a
     power-of-two unit near the sketch's own per-coordinate spread (post-processing; see
     pysketch.decoders.subspace), so that its starts and tolerances mean the same at every
@@ -587,7 +604,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
 
     def fit_sketch(self, sketch):
         """Learn the components from a quadratic Sketch (or PrivateSketch) made elsewhere: the
-        data are never seen. mean_ is the map's centre (zeros when it has none), or the mean
+        data are never seen. ``mean_`` is the map's centre (zeros when it has none), or the mean
         read from the sketch when it is a covariance sketch with an offset (self-centred)."""
         self._validate_params()
         if not isinstance(sketch, Sketch):
@@ -644,7 +661,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
             raise not_fitted_error(self)
 
     def transform(self, X):
-        """(X - mean_) @ components_.T: the coordinates in the components, shape (n, k)."""
+        """``(X - mean_) @ components_.T``: the coordinates in the components, shape (n, k)."""
         self._check_fitted()
         X = check_array(X)
         if X.shape[1] != self.n_features_in_:
@@ -653,7 +670,7 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
         return (X - self.mean_) @ self.components_.T
 
     def inverse_transform(self, X):
-        """Z @ components_ + mean_: back to the data space, shape (n, d)."""
+        """``Z @ components_ + mean_``: back to the data space, shape (n, d)."""
         self._check_fitted()
         Z = check_array(X)
         if Z.shape[1] != self.n_components_:

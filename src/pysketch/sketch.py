@@ -41,7 +41,9 @@ from .blocks import all_finite
 
 __all__ = ["Sketch", "SketchFileError", "FORMAT_NAME", "FORMAT_VERSION", "SUBSAMPLED_FORMAT_VERSION"]
 
+#: The format name of a sketch file (its metadata's "format" entry).
 FORMAT_NAME = "pysketch.sketch"
+#: The version of files of full (not subsampled) sketches.
 FORMAT_VERSION = 1
 #: The version of files of subsampled sketches (version 1 plus the "subsampling" entry).
 SUBSAMPLED_FORMAT_VERSION = 2

@@ -18,7 +18,7 @@ __all__ = ["LOGISTIC_C", "PrivateLogisticModel", "objective_perturbation_logisti
 
 # ----------------------------------------------------------------------- DP-ERM
 
-#: The bound c on |l''| of the logistic loss l(z) = log(1 + exp(-z)): l''(z) = s(z) (1 - s(z))
+#: The bound c on abs(l'') of the logistic loss l(z) = log(1 + exp(-z)): l''(z) = s(z) (1 - s(z))
 #: <= 1/4 with s the logistic function (Chaudhuri et al. 2011, sec. 3.4).
 LOGISTIC_C = 0.25
 
@@ -99,7 +99,7 @@ class PrivateLogisticModel:
         self.lam = lam
 
     def decision_function(self, X):
-        """X coef_ + intercept_: the log-odds of the positive class classes_[1]."""
+        """``X @ coef_ + intercept_``: the log-odds of the positive class classes_[1]."""
         X = check_array(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, the model was fitted with {self.n_features_in_}")
@@ -205,7 +205,7 @@ def objective_perturbation_logistic(X, y, epsilon, *, lam, bounds=None, data_nor
             + \frac1n b^T f + \frac{\Delta}{2} \|f\|^2,
         \qquad \ell(z) = \log(1 + e^{-z}),
 
-    where, with c = 1/4 (|l''| <= c for the logistic loss):
+    where, with c = 1/4 (abs(l'') <= c for the logistic loss):
 
     1. epsilon' = epsilon - log(1 + 2c / (n Lambda) + c^2 / (n Lambda)^2);
     2. if epsilon' > 0, Delta = 0; else Delta = c / (n (e^(epsilon/4) - 1)) - Lambda and
@@ -223,16 +223,16 @@ def objective_perturbation_logistic(X, y, epsilon, *, lam, bounds=None, data_nor
     widths, so every coordinate lies in [-1, 1] / sqrt(d + 1) and ||u||^2 <= 1; the
     intercept is the coefficient of the constant feature 1 / sqrt(d + 1), and it is
     regularised like the others (unlike scikit-learn's intercept). Without one,
-    u = x / (max(|lower|, |upper|) sqrt(d)). With ``data_norm`` R (a public radius; records
+    u = x / (max(abs(lower), abs(upper)) sqrt(d)). With ``data_norm`` R (a public radius; records
     with ||x|| > R are rescaled onto the sphere, with a warning): u = (x / R, 1) / sqrt(2)
     with an intercept, x / R without. The fitted f is mapped back: ``coef_`` and
-    ``intercept_`` act on the original x (decision function x coef_ + intercept_).
+    ``intercept_`` act on the original x (decision function ``x @ coef_ + intercept_``).
     Lambda (``lam``) regularises the scaled problem; it matches scikit-learn's
     LogisticRegression(C = 1 / (n Lambda), fit_intercept=False) on the same u.
 
     **Privacy.** epsilon-DP (delta = 0) under replace-one neighbours: data sets of the same,
     public size n that differ in one record (x, y) (Chaudhuri et al. 2011, Theorem 9: l
-    convex, twice differentiable, |l'| <= 1, |l''| <= c; the regulariser (1/2) ||f||^2 is
+    convex, twice differentiable, abs(l') <= 1, abs(l'') <= c; the regulariser (1/2) ||f||^2 is
     1-strongly convex). The guarantee is for the exact minimiser and continuous noise; here
     the minimiser is numerical (to ``tol``) and the noise is drawn in floating point from
     53-bit uniforms. The labels' classes are public (``classes``; by default the two

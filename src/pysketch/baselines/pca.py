@@ -57,17 +57,17 @@ def covariance_l1_sensitivity(d, neighbouring="add_remove", data_norm=1.0):
     records in the ball ||x||_2 <= R = data_norm: the Laplace scale is this / epsilon.
 
     - ``'add_remove'``: (d + 1) R^2 / 2, exact. One record changes S by x x^T, and
-      sum_{i<=j} |x_i x_j| = (||x||_1^2 + ||x||_2^2) / 2 <= (d R^2 + R^2) / 2 by
+      sum_{i<=j} abs(x_i x_j) = (||x||_1^2 + ||x||_2^2) / 2 <= (d R^2 + R^2) / 2 by
       Cauchy-Schwarz (||x||_1 <= sqrt(d) ||x||_2), with equality at x = R s / sqrt(d) for
       any sign vector s.
     - ``'replace'``: R^2 sqrt(d (d + 3) / 2) (about (d + 1.5) R^2 / sqrt 2), an upper
-      bound. S changes by M = x x^T - y y^T and sum_{i<=j} |M_ij| = max over signs of
+      bound. S changes by M = x x^T - y y^T and sum_{i<=j} abs(M_ij) = max over signs of
       <T, M> = x^T T x - y^T T y, T symmetric with diagonal entries +-1 and off-diagonal
       entries +-1/2. Over the ball that is at most R^2 (lambda_max(T)_+ +
       (-lambda_min(T))_+). When the extreme eigenvalues have opposite signs it is
       R^2 (lambda_max - lambda_min), and (lambda_max - lambda_min)^2 <=
       2 sum_i (lambda_i - mean)^2 <= 2 ||T||_F^2 = 2 (d + d (d - 1) / 4) = d (d + 3) / 2.
-      Otherwise it is at most R^2 max |lambda| <= R^2 (d + 1) / 2 (Gershgorin), which is
+      Otherwise it is at most R^2 max abs(lambda) <= R^2 (d + 1) / 2 (Gershgorin), which is
       below that. The bound is nearly sharp (tests/test_pca_baselines.py): enumerating
       every sign pattern gives the exact sup for d <= 5 (sqrt 5 = the bound at d = 2;
       2.872, sqrt 13, 4.272 against 3, 3.742, 4.472), and at even d the extreme
@@ -320,10 +320,10 @@ class LaplaceCovariancePCA(_NoisyCovariancePCA):
     explained_variance_ : (n_components,)
         Its top eigenvalues (noisy; they may be biased upwards by the noise).
     covariance_ : (d, d)
-        The released matrix (S + E) / count_.
+        The released matrix (S + E) / ``count_``.
     noise_scale_ : float
         b, the Laplace scale of each upper-triangular entry of the sum S (enlarged by the
-        grid rounding, relative change below 2^-30). Divided by count_ on C.
+        grid rounding, relative change below 2^-30). Divided by ``count_`` on C.
     sensitivity_ : float
         Delta_1 of the upper triangle of S.
     count_ : int
@@ -387,7 +387,7 @@ class AnalyzeGaussPCA(_NoisyCovariancePCA):
         As in :class:`LaplaceCovariancePCA`.
     noise_scale_ : float
         sigma of each upper-triangular entry of the sum S (for the sensitivity enlarged by
-        the grid rounding). Divided by count_ on C.
+        the grid rounding). Divided by ``count_`` on C.
     sensitivity_ : float
         Delta_2 of the upper triangle of S.
 
@@ -478,7 +478,7 @@ class WishartPCA(_NoisyCovariancePCA):
         As in :class:`LaplaceCovariancePCA`.
     explained_variance_ : (n_components,)
         Top eigenvalues of the released matrix minus the noise's mean (d + 1) s^2 /
-        count_ (E[W_S] = (d + 1) s^2 I shifts every eigenvalue equally).
+        ``count_`` (E[W_S] = (d + 1) s^2 I shifts every eigenvalue equally).
     noise_scale_ : float
         s, the standard deviation of G's entries (on the sum scale).
     wishart_scale_ : float

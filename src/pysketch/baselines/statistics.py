@@ -146,8 +146,8 @@ def laplace_moments(X, bounds, epsilon, orders=(1, 2), *, neighbouring="add_remo
     **Privacy.** Records are clipped to the public box [lower, upper] (with a
     RuntimeWarning giving how many). On the box one record changes S by (x_j^k)_{k,j}, so:
 
-    - ``neighbouring='add_remove'`` (default): Delta_1 = sum_k sum_j max(|lower_j|^k,
-      |upper_j|^k), exact (attained at the corner where every |x_j| is largest, the same
+    - ``neighbouring='add_remove'`` (default): Delta_1 = sum_k sum_j max(abs(lower_j)^k,
+      abs(upper_j)^k), exact (attained at the corner where every abs(x_j) is largest, the same
       corner for every k). epsilon_S = split * epsilon, and c = n + Laplace(1 /
       ((1 - split) epsilon)) is the discrete noisy count (sensitivity 1;
       pysketch.privacy.mechanisms.noisy_count). epsilon-DP by sequential composition; the
@@ -365,14 +365,14 @@ def laplace_covariance(X, bounds, epsilon, *, neighbouring="add_remove", split=S
     symmetric, not forced positive semi-definite).
 
     **Privacy.** Records are clipped to the box (RuntimeWarning with the count); h =
-    (upper - lower) / 2 are the half widths, so |z_j| <= h_j.
+    (upper - lower) / 2 are the half widths, so abs(z_j) <= h_j.
 
     - ``neighbouring='add_remove'`` (default): Delta_1 = sum_j h_j + ((sum_j h_j)^2 +
       sum_j h_j^2) / 2, exact: one record changes v by (z, z_i z_j for i <= j), whose L1
-      norm sum_j |z_j| + sum_{i<=j} |z_i| |z_j| grows with every |z_j| and is largest at
+      norm sum_j abs(z_j) + sum_{i<=j} abs(z_i) abs(z_j) grows with every abs(z_j) and is largest at
       the corners. epsilon_V = split * epsilon, c the discrete noisy count with the rest.
     - ``neighbouring='replace'``: Delta_1 = 2 sum_j h_j + (sum_j h_j)^2, an upper bound
-      (|z_j - z'_j| <= 2 h_j, |z_j^2 - z'_j^2| <= h_j^2, |z_i z_j - z'_i z'_j| <= 2 h_i
+      (abs(z_j - z'_j) <= 2 h_j, abs(z_j^2 - z'_j^2) <= h_j^2, abs(z_i z_j - z'_i z'_j) <= 2 h_i
       h_j; below twice the add/remove value by sum_j h_j^2). epsilon_V = epsilon, c = n
       public.
 

@@ -469,7 +469,7 @@ def make_dprfm_synthetic(function="f1", n=1000, d=None, random_state=None, norma
     x ~ N(0, I_d), y = f(x) without noise, with
 
     * ``'f1'``: f1(x) = sqrt(1 + ||x||_2), d = 5 by default;
-    * ``'f2'``: f2(x) = sum_i exp(-|x_i|), d = 100 by default
+    * ``'f2'``: f2(x) = sum_i exp(-abs(x_i)), d = 100 by default
 
     (the defaults of d are the authors' code's: the paper does not state them).
     Box: [-6, 6] per coordinate (public, a Gaussian tail of 2e-9 per

@@ -307,6 +307,7 @@ def make_gmm(
 
     Examples
     --------
+    >>> from pysketch.datasets import make_gmm
     >>> X, y, p = make_gmm(1000, 10, 10, separation=2.5, random_state=0, return_params=True)
     >>> round(p["rho2"], 2)
     9.91
@@ -586,6 +587,7 @@ def gmm_stream(
 
     Examples
     --------
+    >>> from pysketch.datasets import gmm_stream
     >>> stream = gmm_stream(1000, 5, k=3, d=2, sigma_inter=5.0, random_state=0)
     >>> sum(len(X) for X in stream)
     5000
@@ -762,6 +764,8 @@ def make_low_rank(n, d, k, *, nu=0.05, random_state=None, dtype=np.float64):
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from pysketch.datasets import make_low_rank
     >>> X = make_low_rank(500, 20, 3, random_state=0)
     >>> X.shape, bool(abs(np.linalg.norm(X, axis=1).max() - 1) < 1e-12)
     ((500, 20), True)
@@ -861,6 +865,7 @@ def low_rank_stream(n, d, k, *, nu=0.05, batch_size=1000, random_state=None, dty
 
     Examples
     --------
+    >>> from pysketch.datasets import low_rank_stream
     >>> stream = low_rank_stream(2500, 64, 4, batch_size=1000, random_state=0)
     >>> [len(X) for X in stream]
     [1000, 1000, 500]
@@ -902,6 +907,7 @@ def make_random10(n=27_000, d=10, random_state=None):
 
     Examples
     --------
+    >>> from pysketch.datasets import make_random10
     >>> X, (lower, upper) = make_random10(100, random_state=0)
     >>> X.shape, float(lower[0]), float(upper[0])
     ((100, 10), 0.0, 1.0)

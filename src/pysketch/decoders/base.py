@@ -47,7 +47,7 @@ here (tests/test_architecture.py refuses a comparison of a decoder name with a s
 other than 'auto' outside pysketch.decoders). Which decoder decoder='auto' stands for is
 a rule of each estimator, which names its choice.
 
-A new decoder subclasses `Decoder`, declares these and registers itself:
+A new decoder subclasses `Decoder`, declares these and registers itself::
 
     @DECODERS.register("mine")
     class MyDecoder(Decoder):

@@ -11,7 +11,7 @@ and spreads tau is s_j ~ sum_l alpha_l exp(i g_j z_jl - g_j^2 tau_l / 2), with g
 ||omega_j||, a_j = omega_j / g_j and z_jl = a_j^T c_l: a generalized linear model in the
 centres C (d x k) with mixing matrix A = Diag(1/g) Omega^T (m x d, unit rows).
 
-Algorithm (thesis Alg. 6.2-6.4, sec. 6.3.1, 6.3.3, 6.3.4):
+Algorithm (thesis Alg. 6.2-6.4, sec. 6.3.1, 6.3.3, 6.3.4)::
 
     alpha <- 1/k, tau <- 0
     init: n_init random C0 ~ N(centre of the box, v0 I), v0 = min(sigma_k^2, spread of the
@@ -22,7 +22,7 @@ Algorithm (thesis Alg. 6.2-6.4, sec. 6.3.1, 6.3.3, 6.3.4):
         C <- SHyGAMP(s, C (warm), q0^p = v0, alpha, tau)
     until the relative sketch residual stops decreasing by more than `tol`
 
-SHyGAMP with a flat prior on C (thesis Alg. 6.2; shapes P, Z, S m x k, variances k):
+SHyGAMP with a flat prior on C (thesis Alg. 6.2; shapes P, Z, S m x k, variances k)::
 
     q^p <- q^c;  P <- A C - S Diag(q^p)
     for every (j, t): the scalar posterior of theta = g_j z_jt  ->  z_hat, q^z   (hot loop)
@@ -34,7 +34,7 @@ or after `max_iter` iterations.
 
 The scalar posterior (thesis (6.28), sec. 6.3.2 and appendix B.2): for every frequency j and cluster
 t the other clusters are replaced by a 2-D Gaussian (mean m_t, covariance Gamma_t plus the
-noise floor sigma_e^2 I), which gives the log-posterior
+noise floor sigma_e^2 I), which gives the log-posterior::
 
     f(theta) = a1 cos theta + b1 sin theta + a2 cos 2 theta + b2 sin 2 theta
                - (theta - mu0)^2 / (2 v0)

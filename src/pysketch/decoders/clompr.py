@@ -4,7 +4,7 @@ Keriven, Bourrier, Gribonval & Perez, "Sketching for large-scale learning of mix
 models" (Inf. & Inference 2017) and Keriven, Tremblay, Traonmilin & Gribonval,
 "Compressive k-means" (ICASSP 2017); Chatalic's thesis Algorithm 2.1 and sec. 4.1.2. The
 settings the thesis leaves out follow the reference implementation (pycle's
-``CLOMP.fit_once``, the code of Keriven et al.):
+``CLOMP.fit_once``, the code of Keriven et al.)::
 
     r <- z, Theta <- {}
     for t = 1 .. 2k:

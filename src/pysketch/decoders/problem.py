@@ -26,7 +26,7 @@ __all__ = ["ALPHA_BOUNDS", "ATOMS", "DecodingProblem", "DiracAtoms", "DiagonalGa
            "MixtureSolution", "atom_correlation", "atom_matrix", "bulk_proposal", "check_count_and_noise", "mixed_draw",
            "mixture_objective", "nnls", "refine_mixture", "screen"]
 
-ALPHA_BOUNDS = (1e-9, 2.0)  # the weights of a normalized sketch's mixture (pycle's CL-OMPR bounds)
+ALPHA_BOUNDS = (1e-9, 2.0)  #: the weights of a normalized sketch's mixture (pycle's CL-OMPR bounds)
 
 
 def check_count_and_noise(count, noise_variance):
@@ -316,10 +316,10 @@ def bulk_proposal(family, rng=None, args=None):
 
     How: for small omega the sketch is close to the characteristic function of one
     Gaussian N(mu, s^2 I): z(omega) e^{-i omega^T c0} ~ exp(i omega^T (mu - c0) - s^2
-    |omega|^2 / 2) with c0 the box centre. On the 5% lowest-radius frequencies (at least
+    ||omega||^2 / 2) with c0 the box centre. On the 5% lowest-radius frequencies (at least
     2d + 2), mu - c0 is the weighted least-squares solution of the phases (weights
-    |z|), twice (the second pass recentred, so that phases do not wrap), and s^2 the
-    slope of log|z| against |omega|^2. None when the fit is not usable (too few
+    abs(z)), twice (the second pass recentred, so that phases do not wrap), and s^2 the
+    slope of log|z| against ||omega||^2. None when the fit is not usable (too few
     frequencies, no decay)."""
     problem = family.problem
     d, m = problem.d, problem.m
@@ -410,7 +410,7 @@ def nnls(A, z):
 
 
 class IsotropicGaussianAtoms:
-    """Isotropic Gaussians N(mu, s2 I): a_j = exp(i omega_j^T mu - s2 |omega_j|^2 / 2).
+    """Isotropic Gaussians N(mu, s2 I): a_j = exp(i omega_j^T mu - s2 ||omega_j||^2 / 2).
 
     theta = (mu, s2), d + 1 parameters; mu in the box, s2 in [1e-8, 0.25] times the mean
     squared width of the box. Unlike DiagonalGaussianAtoms it needs only the squared
@@ -478,6 +478,30 @@ def screen(family, r, candidates):
 
 
 def refine_mixture(family, problem, theta, alpha, ftol, maxiter):
+    """Joint L-BFGS-B refinement of a mixture: (theta, alpha) minimizing
+    `mixture_objective` from the given values, atoms within ``family.bounds()`` and the
+    weights within ALPHA_BOUNDS.
+
+    Parameters
+    ----------
+    family : atom family
+        The atoms (DiracAtoms, IsotropicGaussianAtoms, DiagonalGaussianAtoms).
+    problem : DecodingProblem
+        The sketch and its operator.
+    theta : (k, n_params) array
+        The starting atoms.
+    alpha : (k,) array
+        The starting weights (clipped into ALPHA_BOUNDS).
+    ftol : float
+        L-BFGS-B's relative tolerance on the objective.
+    maxiter : int
+        L-BFGS-B's iteration limit.
+
+    Returns
+    -------
+    theta : (k, n_params) array
+    alpha : (k,) array
+    """
     k, p = theta.shape
     bounds = family.bounds() * k + [ALPHA_BOUNDS] * k
 

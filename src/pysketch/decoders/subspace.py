@@ -678,10 +678,10 @@ def lbfgs(fun, x0, *, max_iter=1000, memory=10, ftol=1e-12, gtol=1e-14, rtol=0.0
     H0 = (s^T y / y^T y) I) and a backtracking line search on the Armijo condition
     (c1 = 1e-4; quadratic interpolation, steps shrunk to [0.1, 0.5] of the last). A pair
     (s, y) is kept only when s^T y > 1e-12 ||s|| ||y|| (so H stays positive definite).
-    Stops when (f_k - f_k+1) / max(|f_k|, |f_k+1|, 1) <= ftol (scipy's L-BFGS-B rule) or
-    f_k - f_k+1 <= rtol |f_k+1| ten times in a row (decreases within f's own rounding),
+    Stops when (f_k - f_k+1) / max(abs(f_k), abs(f_k+1), 1) <= ftol (scipy's L-BFGS-B rule) or
+    f_k - f_k+1 <= rtol abs(f_k+1) ten times in a row (decreases within f's own rounding),
     when f <= fstop (a target level: the noise's, for noisy data),
-    when max |grad| <= gtol, when no step decreases f, or after max_iter iterations.
+    when max abs(grad) <= gtol, when no step decreases f, or after max_iter iterations.
     The pairs are kept in `history` (float32 halves their memory; the products with them
     are summed in float64). The points given to fun are reused buffers: fun must not keep
     them. Returns (x, f, iterations). Its own cost is O(memory * len(x)) per iteration:

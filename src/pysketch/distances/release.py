@@ -43,6 +43,7 @@ from . import formulas
 __all__ = ["DistanceRelease", "release", "release_cost", "release_input", "sq_distance", "pairwise_sq_distances", "nearest_neighbors", "max_column_norm",
            "choose_mechanism", "clean_release", "gaussian_jl_operator", "kenthapadi_release", "RELEASE_FORMAT"]
 
+#: The format name of a saved distance release (its metadata's "format" entry).
 RELEASE_FORMAT = "pysketch.distance_release"
 RELEASE_VERSION = 1
 MECHANISMS = ("auto", "laplace", "gaussian")
@@ -242,12 +243,18 @@ def release(operator, X, epsilon, delta=0.0, *, mechanism="auto", contribution=1
     """Release S x + eta for every row x of X (one vector of shape (d,) or a batch (n, d);
     scipy.sparse rows work for the sparse JL operators). See the module docstring.
 
-    mechanism : {'auto', 'laplace', 'gaussian'}: 'auto' picks the smaller exact variance
-        (`choose_mechanism` with Z2_guess; Laplace when delta = 0).
-    contribution : C, the l1 bound on one individual's change of a vector (default 1).
-    accountant : BudgetAccountant (pysketch or diffprivlib) or None: charged (epsilon,
-        delta) once per call (delta = 0 for Laplace) before any noise is drawn.
-    insecure_seed : None (OS entropy) or an int: reproducible, insecure noise (tests).
+    Parameters
+    ----------
+    mechanism : {'auto', 'laplace', 'gaussian'}
+        'auto' picks the smaller exact variance (`choose_mechanism` with Z2_guess; Laplace
+        when delta = 0).
+    contribution : float, default 1
+        C, the l1 bound on one individual's change of a vector.
+    accountant : BudgetAccountant (pysketch or diffprivlib) or None
+        Charged (epsilon, delta) once per call (delta = 0 for Laplace) before any noise is
+        drawn.
+    insecure_seed : None or int
+        None: OS entropy; an int: reproducible, insecure noise (tests).
     """
     epsilon, delta, C, mechanism, d1, d2 = _plan(operator, epsilon, delta, mechanism, contribution, Z2_guess)
     single = not hasattr(X, "tocsr") and np.ndim(X) == 1
@@ -343,9 +350,15 @@ def release_input(operator, X, epsilon, delta, *, site="rotated", contribution=1
     the transform. (epsilon, delta)-DP for every draw with no matrix-dependent sensitivity,
     but the noise term grows like n_noised^2 sigma^4 / k.
 
-    site : 'input' (Lemma 8): noise on the d input coordinates, then Phi~; 'rotated' (Note
-        7, default): noise on the d_p coordinates of H D x (orthonormal, so the same
-        sensitivity; for d = d_p it is the same law as 'input' by spherical symmetry).
+    Parameters
+    ----------
+    site : {'input', 'rotated'}, default 'rotated'
+        'input' (Lemma 8): noise on the d input coordinates, then Phi~; 'rotated' (Note 7):
+        noise on the d_p coordinates of H D x (orthonormal, so the same sensitivity; for
+        d = d_p it is the same law as 'input' by spherical symmetry).
+
+    Notes
+    -----
     The estimator subtracts n_noised (m2_a + m2_b); its exact variance is
     `formulas.fjlt_input_variance` with d = n_noised (d_p for 'rotated'; for 'input' with
     padding the formula is that of the padded vector with zero noise on the padding, not

@@ -65,7 +65,9 @@ from .raking import pool
 __all__ = ["M2M", "REGULARIZATIONS", "LOSSES", "DEFAULT_N_SYNTHETIC", "NOISE_WARNING_RATIO", "NoisyAnswerWarning",
            "pooled_count"]
 
+#: The named rules of M2M's regularization (a number is accepted too).
 REGULARIZATIONS = ("eq5", "theory")
+#: The values of M2M's `loss`: a sum or a mean of squares over the synthetic points.
 LOSSES = ("sum", "mean")
 #: [P] Sec. 4: 10^5 synthetic points make the sampling error negligible.
 DEFAULT_N_SYNTHETIC = 100_000
@@ -141,14 +143,28 @@ class M2M:
     random_state : None, int or numpy Generator
         Draws the synthetic points (public randomness: nothing private depends on it).
 
-    Attributes (after `fit`)
-    ------------------------
-    synthetic_ : (n_s, d) the synthetic points; weights_ : (n_s,) their weights;
-    mass_ : sum of the weights; lambda_ : lambda in the units of `loss`;
-    noise_variance_ : sigma_xi^2; count_ : the estimate of n that divides the sketch: the
-    released count pooled with the block totals of a one-hot map (`pooled_count`), at least
-    1; count_std_ : its noise standard deviation (0 when n is known); released_count_ : the
-    count as released; mean_sketch_ : the released mean sketch as reals; feature_map_.
+    Attributes
+    ----------
+    synthetic_ : (n_s, d) array
+        The synthetic points (set by `fit`, as every attribute here).
+    weights_ : (n_s,) array
+        Their weights.
+    mass_ : float
+        The sum of the weights.
+    lambda_ : float
+        lambda in the units of `loss`.
+    noise_variance_ : float
+        sigma_xi^2.
+    count_ : float
+        The estimate of n that divides the sketch: the released count pooled with the block
+        totals of a one-hot map (`pooled_count`), at least 1.
+    count_std_ : float
+        Its noise standard deviation (0 when n is known).
+    released_count_ : float
+        The count as released.
+    mean_sketch_ : array
+        The released mean sketch as reals.
+    feature_map_ : FeatureMap
     """
 
     def __init__(self, domain, *, n_synthetic=DEFAULT_N_SYNTHETIC, regularization="eq5", regularization_scale=1.0,

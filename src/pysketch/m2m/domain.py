@@ -30,6 +30,7 @@ class Domain:
 
     Examples
     --------
+    >>> from pysketch.m2m import Domain
     >>> Domain([0, 0, 0], [1, 1, 1], discrete={2: [0, 1]}).sample(3, random_state=0).shape
     (3, 3)
     """

@@ -148,15 +148,25 @@ class MarginalSynopsis(BaseEstimator):
     random_state : None, int or Generator
         Public randomness only (the synthetic records); the noise is never seeded.
 
-    Attributes (after `fit`)
-    ------------------------
-    count_ : the pooled estimate of n; count_std_ : its standard deviation;
-    fine_map_, marginal_map_ : the two stages' feature maps; fine_ : d arrays of fractions
-    (the one-way histograms); tables_ : the two-way tables as fractions, in the order of
-    marginal_map_.pairs; synthetic_, weights_ : the synthetic records and their weights
-    (non-negative, summing to 1); privacy_ : the PrivacyRecord of the release (None without
-    noise), its parts 'count' (when released), 'pilot' and 'tables'; n_bins_ : the bins of
-    the two-way tables.
+    Attributes
+    ----------
+    count_ : float
+        The pooled estimate of n (set by `fit`, as every attribute here).
+    count_std_ : float
+        Its standard deviation.
+    fine_map_, marginal_map_ : FeatureMap
+        The two stages' feature maps.
+    fine_ : list of d arrays
+        Fractions: the one-way histograms.
+    tables_ : list of arrays
+        The two-way tables as fractions, in the order of ``marginal_map_.pairs``.
+    synthetic_, weights_ : arrays
+        The synthetic records and their weights (non-negative, summing to 1).
+    privacy_ : PrivacyRecord or None
+        The record of the release (None without noise), its parts 'count' (when released),
+        'pilot' and 'tables'.
+    n_bins_ : int
+        The bins of the two-way tables.
     """
 
     _budget_parts = {"pilot": 0.3}
@@ -481,7 +491,7 @@ class MarginalSynopsis(BaseEstimator):
 
     def histogram(self, column, edges):
         """The fraction of the records in each bin [edges_k, edges_k+1] of x_column
-        (non-negative; summing to the share of the records inside [edges_0, edges_-1])."""
+        (non-negative; summing to the share of the records inside ``[edges[0], edges[-1]]``)."""
         e = np.asarray(edges, dtype=np.float64)
         if e.ndim != 1 or e.size < 2 or not (np.diff(e) > 0).all():
             raise ValueError("edges must be at least 2 increasing numbers")

@@ -42,6 +42,7 @@ class BudgetAccountant:
 
     Examples
     --------
+    >>> from pysketch.privacy import BudgetAccountant
     >>> acc = BudgetAccountant(1.0)
     >>> acc.spend(0.4); acc.spend(0.6)
     >>> acc.remaining()

@@ -255,7 +255,7 @@ _LIST_INT_BYTES = 40
 def sample_discrete_laplace(scale, size, insecure_seed=None):
     """``size`` exact draws of the discrete Laplace law on the integers with scale
     ``scale`` (a positive int, Fraction or float, taken exactly): P(k) proportional to
-    exp(-|k| / scale). Returns a list of Python ints. Noise comes from OS entropy unless
+    exp(-abs(k) / scale). Returns a list of Python ints. Noise comes from OS entropy unless
     ``insecure_seed`` is given."""
     t = _as_fraction(scale, "scale")
     size = check_size(size, "size", minimum=0, nbytes=lambda v: v * _LIST_INT_BYTES, what="for a list of ints")
@@ -308,6 +308,8 @@ def _check_noise_range(sensitivity, scale, what):
 
 
 def check_delta(delta, *, positive):
+    """delta as a float in [0, 1) (not bool); with ``positive=True`` (the Gaussian
+    mechanism) 0 is refused too. ValueError otherwise."""
     if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real) or not (0 <= delta < 1):
         raise ValueError(f"delta must be a number in [0, 1), got {delta!r}")
     if positive and delta == 0:

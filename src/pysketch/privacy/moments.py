@@ -156,8 +156,8 @@ def private_mean_of_sum(total, radius, count, epsilon, delta=0.0, *, neighbourin
 
 def second_moment_sensitivity(half, norm, neighbouring="add_remove"):
     """Sensitivity of the upper triangle (diagonal included) of S = sum_i z_i z_i^T for
-    records z in the centred box |z_l| <= h_l. One record added or removed changes it by
-    (z_i z_j)_{i <= j}, whose norms grow with every |z_l| and are largest at a corner:
+    records z in the centred box abs(z_l) <= h_l. One record added or removed changes it by
+    (z_i z_j)_{i <= j}, whose norms grow with every abs(z_l) and are largest at a corner:
     L1 = ((sum_l h_l)^2 + sum_l h_l^2) / 2 and L2 = sqrt(((sum_l h_l^2)^2 + sum_l h_l^4) / 2),
     both attained. One replaced changes it by the difference of two such vectors: twice
     those (an upper bound)."""
@@ -220,7 +220,7 @@ def private_second_moments(X, lower, upper, epsilon, delta=0.0, *, neighbouring=
 
 def cluster_sums_sensitivity(half, norm, neighbouring="add_remove"):
     """Sensitivity of (counts, sums of z) per nearest centre for records z in the centred
-    box |z_l| <= h_l: one record added or removed changes one count by 1 and one sum by z:
+    box abs(z_l) <= h_l: one record added or removed changes one count by 1 and one sum by z:
     L1 = 1 + sum_l h_l, L2 = sqrt(1 + sum_l h_l^2) (attained at a corner); one replaced
     may move between two centres: L1 <= 2 (1 + sum_l h_l), L2 <= sqrt(2 + 4 sum_l h_l^2)."""
     h = np.asarray(half, dtype=np.float64)

@@ -18,6 +18,7 @@ from .mechanisms import EPSILON_EXPONENT, analytic_gaussian_sigma, check_epsilon
 __all__ = ["DEFAULT_C0", "nsr_max", "nsr_public_count", "nsr_noisy_count", "noise_energy", "n0", "budget_split",
            "budget_split_one_hot", "sketch_size_range", "choose_sketch_size"]
 
+#: C0 = m / ||z||^2 assumed where ||z|| is not known (see the module docstring).
 DEFAULT_C0 = 3.0
 
 

@@ -32,6 +32,7 @@ from ..sketch import Sketch
 
 __all__ = ["PrivacyRecord", "PrivateSketch", "PRIVATE_FORMAT_NAME"]
 
+#: The format name of a private sketch file (its metadata's "format" entry).
 PRIVATE_FORMAT_NAME = "pysketch.private_sketch"
 
 

@@ -15,19 +15,19 @@ A complex sum is measured as the real vector of its real and imaginary parts (``
 record contributes exactly ``r`` of the m features, the sum rescaled by m/r; [P]
 Sec. 5) the values are those of [P] Table 2 / the thesis Table 8.2.
 
-=================  ================  =================  =================  ==================
-map                L1, add/remove    L1, replace        L2, add/remove     L2, replace
-=================  ================  =================  =================  ==================
-Fourier            sqrt(2) m         2 sqrt(2) m        sqrt(m)            2 sqrt(m)
- (r of m)          sqrt(2) m         2 sqrt(2) m        m / sqrt(r)        2 m / sqrt(r)
-quadratic, |x|<=R  R^2 |Omega|_2^2   2 R^2 |Omega|_2^2  R^2 S4(Omega)      sqrt(2) R^2 S4
- (r of m)          R^2 (m/r)|Om|^2   2x that            R^2 (m/r) S4       sqrt(2)x that
-=================  ================  =================  =================  ==================
+=====================  ==================  ===================  =================  ==================
+map                    L1, add/remove      L1, replace          L2, add/remove     L2, replace
+=====================  ==================  ===================  =================  ==================
+Fourier                sqrt(2) m           2 sqrt(2) m          sqrt(m)            2 sqrt(m)
+ (r of m)              sqrt(2) m           2 sqrt(2) m          m / sqrt(r)        2 m / sqrt(r)
+quadratic, ||x||<=R    R^2 ||Omega||_2^2   2 R^2 ||Omega||_2^2  R^2 S4(Omega)      sqrt(2) R^2 S4
+ (r of m)              R^2 (m/r)||Om||^2   2x that              R^2 (m/r) S4       sqrt(2)x that
+=====================  ==================  ===================  =================  ==================
 
 Fourier maps ('complex', 'real', 'quantized'): [P] Lemma 7 (L1, equality for
 nonresonant frequencies; for quantized features the L1 norm is sqrt(2) m for every
 record), Lemma 11 (L2, exact), Lemma 12 and 17 (replace), Lemma 18 and 24
-(subsampling); pysketch.features.FourierMap states them. These hold for any frequencies and any data domain (|Phi_j(x)| = 1).
+(subsampling); pysketch.features.FourierMap states them. These hold for any frequencies and any data domain (abs(Phi_j(x)) = 1).
 
 Quadratic map (compressive PCA; needs records in a public ball ||x||_2 <= R, given as
 ``data_norm``): [P] Lemma 9 (L1 = R^2 lambda_max(Omega Omega^T), exact; computed from
@@ -73,7 +73,7 @@ def sum_sensitivity(feature_map, norm, neighbouring="add_remove", *, features_pe
 
 
 def count_sensitivity(neighbouring="add_remove"):
-    """Sensitivity of the count |X| (L1 = L2): 1 under add/remove, 0 under replace (n is
+    """Sensitivity of the count n of X (L1 = L2): 1 under add/remove, 0 under replace (n is
     public there)."""
     check_relation(neighbouring)
     return 1.0 if neighbouring == "add_remove" else 0.0

@@ -16,7 +16,7 @@ and draws its random Fourier features (Rahimi & Recht 2007, "Random features for
 large-scale kernel machines", NIPS, Algorithm 1) by drawing each frequency from the
 mixture of the two spectral laws (Bochner): ``N_a = round(w N)`` *axis-aligned*
 frequencies ``omega = g e_j`` with ``g ~ N(0, 1 / l_1^2)`` and the coordinates j taken in
-turn, in a random order (a stratified draw of the uniform j; the magnitudes |g| of a coordinate stratified too,
+turn, in a random order (a stratified draw of the uniform j; the magnitudes abs(g) of a coordinate stratified too,
 at randomly shifted half-normal quantiles: randomised quasi-Monte Carlo features, Avron,
 Sindhwani, Yang & Mahoney 2016, JMLR 17, sec. 3, which cut the variance of the kernel
 approximation that a few frequencies per coordinate would have), and ``N - N_a`` frequencies from

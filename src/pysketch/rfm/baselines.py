@@ -151,11 +151,11 @@ def objective_perturbation(F, y, epsilon, *, lam=1e-5, c=2.0, insecure_seed=None
     smaller Gram, not a (p, p) system.
 
     **Neighbouring**: replace one record (m public). **Guarantee: none in general.** CMS
-    Theorem 9 needs every record to have ||x|| <= 1 and a loss with |l'| <= 1, |l''| <= c.
-    The squared loss l(t) = (t - y)^2 has l'' = 2 = c, but |l'| = 2 |theta^T phi(x) - y|
+    Theorem 9 needs every record to have ||x|| <= 1 and a loss with abs(l') <= 1, abs(l'') <= c.
+    The squared loss l(t) = (t - y)^2 has l'' = 2 = c, but abs(l') = 2 abs(theta^T phi(x) - y)
     is unbounded over unconstrained theta, and 'cos' features have ||phi||^2 up to 2. The
     epsilon-DP claim holds only if, for every possible record and the released theta,
-    ||phi(x)|| <= 1 and 2 |theta^T phi(x) - y| <= 1, which nothing here enforces.
+    ||phi(x)|| <= 1 and 2 abs(theta^T phi(x) - y) <= 1, which nothing here enforces.
 
     ``noise_covariance``: theta = theta_reg - M^-1 b / m with M = 2 F^T F / m + (2 lam +
     Delta) I and E b b^T = (p + 1)(2/epsilon')^2 I, so Cov = (p + 1)(2/epsilon')^2 M^-2 / m^2
@@ -271,7 +271,7 @@ def objective_perturbation_ball(F, y, epsilon, *, lam, radius=None, feature_boun
     worst-case epsilon-DP (replace one record, m public).
 
     Records are first brought into the public bounds: a feature row with ||phi|| > B_phi =
-    ``feature_bound`` is rescaled onto that ball, a label with |y| > B_y = ``label_bound``
+    ``feature_bound`` is rescaled onto that ball, a label with abs(y) > B_y = ``label_bound``
     clipped (each warns with the count, RuntimeWarning). R = ``radius`` must be public; the
     default B_y / sqrt(lam) is the ball in which the unperturbed ridge minimiser of
     (1/m)||F theta - y||^2 + lam ||theta||^2 lies (its value at 0 is ||y||^2/m <= B_y^2).
@@ -288,7 +288,7 @@ def objective_perturbation_ball(F, y, epsilon, *, lam, radius=None, feature_boun
     rank one with eigenvalue 2 ||phi||^2 <= c = 2 B_phi^2.
 
     **Theorem used** (Chaudhuri, Monteleoni & Sarwate 2011, Theorem 9 / Algorithm 2, with
-    ||x|| <= 1, |l'| <= 1 replaced by the gradient bound L and l'' <= c by the rank-one Hessian
+    ||x|| <= 1, abs(l') <= 1 replaced by the gradient bound L and l'' <= c by the rank-one Hessian
     bound c, and extended to a closed convex domain C as in Kifer, Smith & Thakurta 2012,
     Theorem 1 / Algorithm 1). Let C be closed and convex, every per-record loss convex, twice
     continuously differentiable, with ||grad l|| <= L on C and Hessian of rank <= 1 and
@@ -485,7 +485,7 @@ def private_ridge(F, y, epsilon, delta, *, lam, feature_bound, label_bound, cali
     Liao, Needell & Xue 2024, Sec. 4.2, with an honest sensitivity).
 
     Records are first brought into the public bounds: a feature row with ||phi|| >
-    feature_bound is rescaled onto the ball, a label with |y| > label_bound clipped (each
+    feature_bound is rescaled onto the ball, a label with abs(y) > label_bound clipped (each
     warns with the count). Then theta* = :func:`ridge_fit` and theta* + N(0, sigma^2 I).
 
     **Neighbouring**: replace one record (m public). **Sensitivity**

@@ -57,6 +57,7 @@ __all__ = ["PrivateRFRegressor", "DPRFMRegressor", "auto_frequencies", "DEFAULT_
 DEFAULT_LENGTH_SCALE_PER_SQRT_D = 0.1
 #: Default kernel length scale in standardised coordinates (scaling='private'), per sqrt(d).
 DEFAULT_STANDARDISED_LENGTH_SCALE_PER_SQRT_D = 1.0
+#: The values of PrivateRFRegressor's `scaling`.
 SCALINGS = ("private", "box")
 #: Bounds of sketch_size='auto', and its value without a released count.
 AUTO_MIN_FREQUENCIES, AUTO_MAX_FREQUENCIES, AUTO_BOX_FREQUENCIES = 4, 512, 128

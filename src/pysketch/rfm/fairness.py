@@ -82,7 +82,7 @@ class ExcessRisk:
     n_draws : int or None
         T, the number of draws (None for 'exact').
     n_rows : int
-        |D|.
+        The number of records of D.
     """
 
     method: str
@@ -101,13 +101,13 @@ class GroupExcessRisk:
     label : hashable
         The group's label.
     size : int
-        |D_a|.
+        The number of records of D_a.
     risk : float
         R(D_a).
     signed_gap : float
         R(D) - R(D_a) (Monte Carlo: the mean over draws of the per-draw difference).
     gap : float
-        xi_a = |signed_gap|.
+        xi_a = abs(signed_gap).
     risk_se, gap_se : float or None
         Monte Carlo standard errors of `risk` and of `signed_gap` (the latter computed from
         the per-draw differences, so with common random numbers); None for 'exact'.

@@ -40,6 +40,7 @@ from ..operators import STRUCTURED_KINDS, make_operator, operator_bytes
 
 __all__ = ["RandomFeatures", "LAYOUTS"]
 
+#: The layouts of the random features (see the module docstring).
 LAYOUTS = ("cos", "unit")
 
 #: Rows of X whose features are held at once by `iter_features`.
@@ -126,7 +127,7 @@ class RandomFeatures:
 
     @property
     def max_abs(self):
-        """A bound on every |phi_k(x)|, for every x."""
+        """A bound on every abs(phi_k(x)), for every x."""
         return self.scale
 
     @property

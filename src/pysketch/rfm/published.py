@@ -74,18 +74,21 @@ NEIGHBOURING = "replace or remove"
 
 
 def check_eta(eta):
+    """eta as a float in (0, 1/2), as Lemma 6 needs (1 - 2 eta > 0); ValueError otherwise."""
     if isinstance(eta, bool) or not isinstance(eta, (int, float, np.floating, np.integer)) or not (0 < eta < 0.5):
         raise ValueError(f"eta must be in (0, 1/2) (Lemma 6 needs 1 - 2 eta > 0), got {eta!r}")
     return float(eta)
 
 
 def check_layout(layout):
+    """`layout` if it is one of SENSITIVITY_LAYOUTS; ValueError otherwise."""
     if layout not in SENSITIVITY_LAYOUTS:
         raise ValueError(f"layout must be one of {SENSITIVITY_LAYOUTS}, got {layout!r}")
     return layout
 
 
 def check_label_norm(label_norm):
+    """`label_norm` as a float: a finite number > 0; ValueError otherwise."""
     return check_positive(label_norm, "label_norm")
 
 

@@ -75,6 +75,7 @@ __all__ = ["check_target_bounds", "clip_targets", "warn_clipped_targets", "stati
 
 #: Shares of the unit sensitivity budget for (G, b, lambda_min).
 DEFAULT_SHARES = (0.5, 0.4, 0.1)
+#: The neighbouring relations the released statistics support.
 NEIGHBOURING = ("add_remove", "replace")
 #: The failure probability of the lambda_min lower bound of the ridge rule.
 RIDGE_RHO = 0.05
@@ -87,6 +88,8 @@ NORM_SLACK = 1e-12
 
 
 def check_target_bounds(target_bounds):
+    """The public label range ``(lower, upper)`` as two floats, finite with lower < upper;
+    ValueError otherwise."""
     try:
         lo, hi = (float(v) for v in target_bounds)
     except (TypeError, ValueError):
@@ -170,7 +173,7 @@ class RFStatistics:
 
     @property
     def label_radius(self):
-        """B: |y - c| <= B for every label in the public range."""
+        """B: abs(y - c) <= B for every label in the public range."""
         lo, hi = self.target_bounds
         return 0.5 * (hi - lo)
 

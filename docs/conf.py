@@ -1,0 +1,104 @@
+"""Sphinx configuration of pysketch's documentation.
+
+Build: ``pip install ".[docs]"``, then ``python -m sphinx -W -b html docs docs/_build/html``
+(from the repository root; the package must be importable, its compiled core built).
+The API reference, docs/api/, is written by docs/apigen.py (see there).
+"""
+
+import ast
+import importlib
+import inspect
+import warnings
+
+from sphinx.pycode import ModuleAnalyzer
+from sphinx.util import logging
+
+import pysketch
+
+project = "pysketch"
+author = "The pysketch developers"
+copyright = "the pysketch developers"
+release = pysketch.__version__
+version = ".".join(release.split(".")[:2])
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "numpydoc",
+    "sphinx.ext.doctest",
+    "myst_parser",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
+
+# autodoc: members in source order; the reference pages are written by docs/apigen.py, so
+# autosummary only draws the summary tables (no stub pages)
+autodoc_member_order = "bysource"
+autosummary_generate = False
+
+# numpydoc: no method tables inside the class pages (autodoc documents the members)
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+
+# numpydoc reports a docstring it cannot parse (an unknown section, whose text it then
+# drops; a wrong underline) as a Python warning, which Sphinx's -W would not see: pass
+# those to Sphinx's log as warnings, so that the build with -W fails on them.
+_logger = logging.getLogger("pysketch.docs")
+_showwarning = warnings.showwarning
+
+
+def _numpydoc_to_sphinx(message, category, filename, lineno, file=None, line=None):
+    if "numpydoc" in filename:
+        _logger.warning("numpydoc: %s", message, type="numpydoc")
+    else:
+        _showwarning(message, category, filename, lineno, file, line)
+
+
+warnings.showwarning = _numpydoc_to_sphinx
+warnings.filterwarnings("always", category=UserWarning, module="numpydoc")
+
+
+
+# A constant is documented by a "#:" comment where it is assigned. autodoc reads that comment
+# in the module the page documents it in; a constant that module imports (from a private
+# module, e.g. pysketch.features.FEATURE_MAPS from pysketch._state) has none there, and
+# autodoc would show its type's docstring (str's, tuple's) instead: take the comment from
+# the module that assigns it, found by following the "from ... import" statements.
+def _assigning_module(module_name, name, seen=()):
+    module = importlib.import_module(module_name)
+    tree = ast.parse(inspect.getsource(module))
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and any(
+                isinstance(t, ast.Name) and t.id == name for t in targets):
+            return module_name
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
+            package = module_name if module.__file__.endswith("__init__.py") else module_name.rpartition(".")[0]
+            parts = package.split(".")[: len(package.split(".")) - max(node.level - 1, 0)]
+            source = ".".join(parts + [node.module or ""]).strip(".") if node.level else node.module
+            if source not in seen:
+                return _assigning_module(source, name, seen + (module_name,))
+    return None
+
+
+def _constant_doc(app, what, name, obj, options, lines):
+    if what != "data":
+        return
+    module_name, _, attr = name.rpartition(".")
+    if ("", attr) in ModuleAnalyzer.for_module(module_name).find_attr_docs():
+        return
+    source = _assigning_module(module_name, attr)
+    comment = ModuleAnalyzer.for_module(source).find_attr_docs().get(("", attr)) if source else None
+    lines[:] = list(comment or [])
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _constant_doc, priority=400)  # before numpydoc
+
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"pysketch {release}"
+html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}

@@ -1,0 +1,251 @@
+"""The API reference (docs/api/, issue 39) covers the public API, and the public API is
+documented.
+
+A public module is pysketch or any of its modules and subpackages whose dotted name has no
+part starting with '_'; its public names are those of its ``__all__``. For each of them:
+
+- a docstring: a module's and a function's own ``__doc__``, a class's own (not one it
+  inherits); a constant's "#:" comment (or string) at the assignment that defines it,
+  found by following ``from ... import`` statements to the module that assigns it;
+- a row in the summary table of its module's page, docs/api/<module>.rst, which names the
+  same object, and that object documented by an autodoc directive (``autoclass``,
+  ``autofunction``, ``autodata``, ``autoexception``, ``automodule``) on some page.
+
+The checks read the .rst sources, not a Sphinx build, so that they run without Sphinx
+(CI builds the site separately, with warnings as errors). A new public name or module
+fails here until ``python docs/apigen.py`` rewrites the pages.
+"""
+
+import ast
+import importlib
+import inspect
+import os
+import re
+
+import pytest
+
+import pysketch
+
+PKG_DIR = os.path.dirname(pysketch.__file__)
+REPO_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+API_DIR = os.path.join(REPO_DIR, "docs", "api")
+HINT = "run `python docs/apigen.py` to rewrite the reference pages"
+
+pytestmark = pytest.mark.skipif(not os.path.isdir(API_DIR), reason="no docs/api next to the tests")
+
+
+def _public_modules():
+    names = []
+    for root, dirs, files in os.walk(PKG_DIR):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith((".", "_")))
+        rel = os.path.relpath(root, PKG_DIR)
+        package = "pysketch" if rel == "." else "pysketch." + rel.replace(os.sep, ".")
+        if "__init__.py" not in files:
+            continue
+        names.append(package)
+        names += [f"{package}.{f[:-3]}" for f in sorted(files) if f.endswith(".py") and not f.startswith("_")]
+    return names
+
+
+PUBLIC_MODULES = _public_modules()
+PUBLIC_NAMES = [(m, n) for m in PUBLIC_MODULES for n in getattr(importlib.import_module(m), "__all__", ())]
+
+
+def _kind(obj):
+    if inspect.ismodule(obj):
+        return "module"
+    if inspect.isclass(obj) or inspect.isroutine(obj):
+        return "object"
+    return "data"
+
+
+# ---------------------------------------------------------------------------- docstrings
+
+
+def _comment_at_assignment(module_name, name, seen=()):
+    """The doc comment ("#:" above or after the assignment, or a string statement right
+    after it) of `name` in the module that assigns it; None when there is none."""
+    module = importlib.import_module(module_name)
+    source = inspect.getsource(module)
+    lines = source.splitlines()
+    body = ast.parse(source).body
+    for i, node in enumerate(body):
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and any(
+                isinstance(t, ast.Name) and t.id == name for t in targets):
+            above, j = [], node.lineno - 2
+            while j >= 0 and lines[j].lstrip().startswith("#:"):
+                above.insert(0, lines[j].lstrip()[2:].strip())
+                j -= 1
+            trailing = re.search(r"#:(.*)$", lines[node.end_lineno - 1])
+            after = body[i + 1] if i + 1 < len(body) else None
+            string_after = (isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                            and isinstance(after.value.value, str))
+            text = " ".join(above) or (trailing.group(1).strip() if trailing else "") or (
+                after.value.value.strip() if string_after else "")
+            return text or None
+    for node in body:
+        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
+            package = module_name if module.__file__.endswith("__init__.py") else module_name.rpartition(".")[0]
+            if node.level:
+                parts = package.split(".")
+                parts = parts[: len(parts) - (node.level - 1)]
+                origin = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                origin = node.module
+            if origin not in seen:
+                return _comment_at_assignment(origin, name, seen + (module_name,))
+    return None
+
+
+def _docstring(module_name, name):
+    obj = getattr(importlib.import_module(module_name), name)
+    if _kind(obj) == "data":
+        return _comment_at_assignment(module_name, name)
+    doc = obj.__dict__.get("__doc__") if inspect.isclass(obj) else obj.__doc__
+    return doc.strip() if isinstance(doc, str) else None
+
+
+def test_the_public_modules_are_found():
+    assert {"pysketch", "pysketch.sketch", "pysketch.privacy", "pysketch.privacy.budget", "pysketch.rfm.ssp"} \
+        <= set(PUBLIC_MODULES)
+    assert not any(part.startswith("_") for m in PUBLIC_MODULES for part in m.split("."))
+    assert len(PUBLIC_NAMES) > 400
+
+
+@pytest.mark.parametrize("module_name", PUBLIC_MODULES)
+def test_every_public_module_has_a_docstring(module_name):
+    doc = importlib.import_module(module_name).__doc__
+    assert doc and doc.strip(), f"{module_name} has no docstring"
+
+
+def test_every_public_name_has_a_docstring():
+    missing = [f"{m}.{n}" for m, n in PUBLIC_NAMES if not _docstring(m, n)]
+    assert not missing, (
+        f"{len(missing)} public names without a docstring (a constant: a '#:' comment where it is "
+        f"assigned): {missing}")
+
+
+def test_the_docstring_check_sees_a_missing_docstring_and_comment():
+    # the checker on the package's own objects, with what it must refuse
+    assert _docstring("pysketch.sketch", "Sketch")
+    assert _docstring("pysketch.features", "FEATURE_MAPS")  # assigned, with its comment, in pysketch._state
+    assert _comment_at_assignment("pysketch.privacy.sensitivity", "NEIGHBOURING")  # from pysketch._checks
+    assert _comment_at_assignment("pysketch.sketch", "SUBSAMPLED_FORMAT_VERSION")  # a comment above
+    assert _comment_at_assignment("pysketch.decoders.problem", "ALPHA_BOUNDS")  # a comment after
+
+    class Undocumented(pysketch.Sketch):
+        pass
+
+    assert Undocumented.__dict__.get("__doc__") is None and inspect.getdoc(Undocumented)  # inherited only
+    assert _comment_at_assignment("pysketch.decoders.problem", "no_such_name") is None
+
+
+# ---------------------------------------------------------------------------- the reference
+
+_DIRECTIVE = re.compile(r"^\.\. (automodule|autoclass|autofunction|autodata|autoexception|currentmodule)::\s*(\S+)")
+
+
+def _resolve(dotted):
+    """The object a dotted name names (the longest importable module, then attributes)."""
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(dotted)
+
+
+def _read_page(path):
+    """(summary-table targets, directive targets) of one page, as fully qualified names."""
+    current, table, documented = None, [], []
+    in_table = False
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = _DIRECTIVE.match(line)
+            if m:
+                in_table = False
+                directive, target = m.groups()
+                if directive in ("automodule", "currentmodule"):
+                    current = target
+                if directive != "currentmodule":
+                    documented.append(target if directive == "automodule" or "." in target
+                                      else f"{current}.{target}")
+                continue
+            if line.startswith(".. autosummary::"):
+                in_table = True
+                continue
+            if in_table:
+                if line and not line.startswith(" "):
+                    in_table = False
+                    continue
+                entry = line.strip()
+                if not entry or entry.startswith(":"):
+                    continue
+                entry = entry.lstrip("~")
+                relative = f"{current}.{entry}"
+                try:
+                    _resolve(relative)
+                    table.append(relative)
+                except (ImportError, AttributeError):
+                    table.append(entry)
+    return table, documented
+
+
+def _pages():
+    pages = {}
+    for f in sorted(os.listdir(API_DIR)):
+        if f.endswith(".rst") and f != "index.rst":
+            pages[f[:-4]] = _read_page(os.path.join(API_DIR, f))
+    return pages
+
+
+def _same(a, b):
+    return a is b if _kind(a) != "data" else (type(a) is type(b) and a == b)
+
+
+def test_every_public_module_has_a_page_in_the_reference():
+    pages = _pages()
+    missing = [m for m in PUBLIC_MODULES if m not in pages]
+    assert not missing, f"modules with no page in docs/api: {missing}; {HINT}"
+    with open(os.path.join(API_DIR, "index.rst"), encoding="utf-8") as f:
+        listed = {line.strip() for line in f if line.startswith("   ") and not line.strip().startswith(":")}
+    unlisted = [m for m in PUBLIC_MODULES if m not in listed]
+    assert not unlisted, f"pages missing from the toctree of docs/api/index.rst: {unlisted}; {HINT}"
+    stale = [p for p in pages if p not in PUBLIC_MODULES]
+    assert not stale, f"pages of modules that are not public modules: {stale}"
+
+
+def test_every_public_name_is_in_the_reference():
+    pages = _pages()
+    documented = {name for _, names in pages.values() for name in names}
+    problems = []
+    for module_name, name in PUBLIC_NAMES:
+        if module_name not in pages:
+            problems.append(f"{module_name}: no page")
+            continue
+        obj = getattr(importlib.import_module(module_name), name)
+        table, _ = pages[module_name]
+        rows = [t for t in table if t.rpartition(".")[2] == name or (_kind(obj) == "module" and t == obj.__name__)]
+        rows = [t for t in rows if _same(_resolve(t), obj)]
+        if not rows:
+            problems.append(f"{module_name}.{name}: not in the table of docs/api/{module_name}.rst")
+        elif not any(t in documented for t in rows):
+            problems.append(f"{module_name}.{name}: its row ({rows[0]}) is documented on no page")
+    assert not problems, f"{len(problems)} public names missing from the reference: {problems}; {HINT}"
+
+
+def test_every_reference_entry_names_an_object():
+    bad = []
+    for page, (table, documented) in _pages().items():
+        for target in table + documented:
+            try:
+                _resolve(target)
+            except (ImportError, AttributeError):
+                bad.append(f"{page}: {target}")
+    assert not bad, f"reference entries that name nothing: {bad}; {HINT}"
