@@ -422,6 +422,13 @@ def test_info_prints_what_a_sketch_file_holds(blob_files, tmp_path, capsys):
     assert main(["info", str(tmp_path / "p.npz")]) == 0
     out = capsys.readouterr().out
     assert "(private sketch)" in out and "epsilon: 1" in out and "neighbouring: replace" in out
+    # a map whose own fields include d and m (second_moment) names each once
+    np.save(tmp_path / "x.npy", np.ones((10, 3)))
+    code, out, err = run("sketch", "x.npy", "--map", "second_moment", "-o", "sm.npz", cwd=tmp_path)
+    assert code == 0, err
+    code, out, err = run("info", "sm.npz", cwd=tmp_path)
+    line = next(v for v in out.splitlines() if v.startswith("map: "))
+    assert code == 0 and line.startswith("map: second_moment, d = 3, m = 10") and line.count("d = ") == 1, line
 
 
 def test_bad_files_exit_2_without_a_traceback(tmp_path):

@@ -1551,7 +1551,7 @@ def _cmd_info(args):
     print(f"format: {meta['format']}, version {meta['version']} ({'private' if private else 'clean'} sketch)")
     print(f"checksum: OK (sha256 {str(meta.get('checksum', ''))[:16]}...)")
     print(f"count: {sketch.count}{' (noisy)' if private and sketch.privacy['epsilon_count'] > 0 else ''}")
-    extra = "".join(f", {k} = {_fmt(v)}" for k, v in fmeta.items())
+    extra = "".join(f", {k} = {_fmt(v)}" for k, v in fmeta.items() if k not in ("d", "m"))  # printed first
     print(f"map: {kind}, d = {fm.d}, m = {fm.m}{extra}")
     for name, (shape, dtype) in fm.sum_layout().items():
         print(f"sum: {name}, shape {tuple(shape)}, {np.dtype(dtype).name}")
