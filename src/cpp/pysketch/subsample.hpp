@@ -135,50 +135,18 @@ void pair_phases_portable(const T *wt, std::size_t d, const T *xs, const std::ui
 
 #if defined(PYSKETCH_SIMD_X86)
 
-// One lane group: features ix[0 .. lanes) of the record x (broadcast), or of the records
-// xs + rec[l] * d (gathered) when Pairs. Ops: simd.hpp's operations of one set and type.
-#define PYSKETCH_SUBSAMPLE_KERNELS(ISA, TARGET)                                                                     \
-    template <class Ops, bool Pairs, class T>                                                                        \
-    __attribute__((target(TARGET), always_inline)) inline void lane_group_##ISA(                                     \
-        const T *wt, std::size_t d, const T *x, const std::uint32_t *ix, const std::uint32_t *rec, const T *u,       \
-        T *dst)                                                                                                      \
-    {                                                                                                                \
-        const typename Ops::I j = Ops::loadi(ix);                                                                    \
-        const typename Ops::I off = Ops::scalei(j, d);                                                               \
-        typename Ops::V t;                                                                                           \
-        if constexpr (Pairs) {                                                                                       \
-            const typename Ops::I xo = Ops::scalei(Ops::loadi(rec), d);                                              \
-            t = Ops::mul(Ops::gather(x, xo), Ops::gather(wt, off));                                                  \
-            for (std::size_t i = 1; i < d; ++i) t = Ops::fma(Ops::gather(x + i, xo), Ops::gather(wt + i, off), t);   \
-        } else {                                                                                                     \
-            t = Ops::mul(Ops::set1(x[0]), Ops::gather(wt, off));                                                     \
-            for (std::size_t i = 1; i < d; ++i) t = Ops::fma(Ops::set1(x[i]), Ops::gather(wt + i, off), t);          \
-        }                                                                                                            \
-        if (u) t = Ops::add_barrier(t, Ops::gather(u, j));                                                           \
-        Ops::store(dst, t);                                                                                          \
-    }                                                                                                                \
-    template <class Ops, bool Pairs, class T>                                                                        \
-    __attribute__((target(TARGET))) void chosen_phases_##ISA(const T *wt, std::size_t d, const T *x,                 \
-                                                             const std::uint32_t *idx, const std::uint32_t *rec,    \
-                                                             std::size_t n, const T *u, T *out)                     \
-    {                                                                                                                \
-        constexpr std::size_t L = Ops::lanes;                                                                        \
-        std::size_t k = 0;                                                                                           \
-        for (; k + L <= n; k += L)                                                                                   \
-            lane_group_##ISA<Ops, Pairs>(wt, d, x, idx + k, Pairs ? rec + k : nullptr, u, out + k);                  \
-        if (k < n) {                                                                                                 \
-            alignas(64) std::uint32_t ix[16] = {}, rx[16] = {};                                                      \
-            alignas(64) T dst[16];                                                                                   \
-            std::memcpy(ix, idx + k, (n - k) * sizeof(std::uint32_t));                                               \
-            if (Pairs) std::memcpy(rx, rec + k, (n - k) * sizeof(std::uint32_t));                                    \
-            lane_group_##ISA<Ops, Pairs>(wt, d, x, ix, rx, u, dst);                                                  \
-            std::memcpy(out + k, dst, (n - k) * sizeof(T));                                                          \
-        }                                                                                                            \
-    }
+// The gathered phases, written once for both sets (subsample_loops.inc) and compiled for each.
+PYSKETCH_SIMD_BEGIN_AVX512
+namespace avx512 {
+#include "pysketch/subsample_loops.inc"
+}  // namespace avx512
+PYSKETCH_SIMD_END
 
-PYSKETCH_SUBSAMPLE_KERNELS(avx512, PYSKETCH_SIMD_TARGET_avx512)
-PYSKETCH_SUBSAMPLE_KERNELS(avx2, PYSKETCH_SIMD_TARGET_avx2)
-#undef PYSKETCH_SUBSAMPLE_KERNELS
+PYSKETCH_SIMD_BEGIN_AVX2
+namespace avx2 {
+#include "pysketch/subsample_loops.inc"
+}  // namespace avx2
+PYSKETCH_SIMD_END
 
 #endif  // PYSKETCH_SIMD_X86
 
@@ -199,12 +167,12 @@ void phases_selected(const T *wt, std::size_t d, std::size_t m, const T *x, cons
     if (reach <= static_cast<std::size_t>(std::numeric_limits<int>::max())) {
         switch (simd::level()) {
         case simd::Level::avx512:
-            if (rec) detail::chosen_phases_avx512<simd::Avx512<T>, true>(wt, d, x, idx, rec, n, u, out);
-            else detail::chosen_phases_avx512<simd::Avx512<T>, false>(wt, d, x, idx, rec, n, u, out);
+            if (rec) detail::avx512::chosen_phases<simd::Avx512<T>, true>(wt, d, x, idx, rec, n, u, out);
+            else detail::avx512::chosen_phases<simd::Avx512<T>, false>(wt, d, x, idx, rec, n, u, out);
             return;
         case simd::Level::avx2:
-            if (rec) detail::chosen_phases_avx2<simd::Avx2<T>, true>(wt, d, x, idx, rec, n, u, out);
-            else detail::chosen_phases_avx2<simd::Avx2<T>, false>(wt, d, x, idx, rec, n, u, out);
+            if (rec) detail::avx2::chosen_phases<simd::Avx2<T>, true>(wt, d, x, idx, rec, n, u, out);
+            else detail::avx2::chosen_phases<simd::Avx2<T>, false>(wt, d, x, idx, rec, n, u, out);
             return;
         default: break;
         }
