@@ -6,8 +6,11 @@
 //   Cis     acc0 += cos(t + u), acc1 += sin(t + u): the complex exponential e^{i(t + u)}
 //   QCis    acc0 += 2^-1/2 sign cos(t + u), acc1 += 2^-1/2 sign sin(t + u): quantized
 //   Square  acc0 += t^2 (no dither; acc1 unused): the quadratic features
-// Each has `two` (whether it fills acc1) and accumulate<T>(t, rows, row_stride, n, u, acc0,
-// acc1): acc0/acc1[j] += sum over r < rows of the features of t[r * row_stride + j] (+ u[j]).
+// Each has `two` (whether it fills acc1), accumulate<T>(t, rows, row_stride, n, u, acc0, acc1):
+// acc0/acc1[j] += sum over r < rows of the features of t[r * row_stride + j] (+ u[j]), and
+// scatter<T>(t, idx, n, sums): the features of t[k] (the values accumulate adds for one row
+// into zeroed accumulators) added at idx[k], k < n: to sums[idx[k]], or with `two` to the pair
+// sums[2 idx[k]], sums[2 idx[k] + 1] (one cache line per feature).
 //
 //   accumulate_cis(t, rows, row_stride, n, u, acc_cos, acc_sin)
 //        acc_cos[j] += sum_r cos(t[r * row_stride + j] + u[j]),   acc_sin likewise with sin
@@ -628,6 +631,30 @@ void accumulate_square(const T *t, std::size_t rows, std::ptrdiff_t stride, std:
     }
 }
 
+namespace detail {
+
+// scatter for the nonlinearities with two parts: the features of chunks of t (accumulate(x, w,
+// c, s): one row of w phases into the zeroed c and s, in L1) added to the pairs of sums.
+template <class T, class Accumulate>
+void scatter_pairs(const T *t, const std::uint32_t *idx, std::size_t n, double *sums, Accumulate &&accumulate)
+{
+    constexpr std::size_t chunk = 512;
+    double c[chunk], s[chunk];
+    for (std::size_t k0 = 0; k0 < n; k0 += chunk) {
+        const std::size_t w = std::min(chunk, n - k0);
+        std::fill_n(c, w, 0.0);
+        std::fill_n(s, w, 0.0);
+        accumulate(t + k0, w, c, s);
+        for (std::size_t k = 0; k < w; ++k) {
+            double *p = sums + 2 * static_cast<std::size_t>(idx[k0 + k]);
+            p[0] += c[k];
+            p[1] += s[k];
+        }
+    }
+}
+
+}  // namespace detail
+
 // ---------------------------------------------------------------------------------------------
 // The nonlinearities as policies
 // ---------------------------------------------------------------------------------------------
@@ -641,6 +668,13 @@ struct Cis {
     {
         accumulate_cis<T>(t, rows, stride, n, u, acc0, acc1);
     }
+    template <class T>
+    static void scatter(const T *t, const std::uint32_t *idx, std::size_t n, double *sums)
+    {
+        detail::scatter_pairs(t, idx, n, sums, [](const T *x, std::size_t w, double *c, double *s) {
+            accumulate_cis<T>(x, 1, static_cast<std::ptrdiff_t>(w), w, nullptr, c, s);
+        });
+    }
 };
 
 struct QCis {
@@ -652,6 +686,13 @@ struct QCis {
     {
         accumulate_qcis<T>(t, rows, stride, n, u, acc0, acc1);
     }
+    template <class T>
+    static void scatter(const T *t, const std::uint32_t *idx, std::size_t n, double *sums)
+    {
+        detail::scatter_pairs(t, idx, n, sums, [](const T *x, std::size_t w, double *c, double *s) {
+            accumulate_qcis<T>(x, 1, static_cast<std::ptrdiff_t>(w), w, nullptr, c, s);
+        });
+    }
 };
 
 struct Square {
@@ -662,6 +703,14 @@ struct Square {
                            double *acc0, double *)
     {
         accumulate_square<T>(t, rows, stride, n, acc0);
+    }
+    template <class T>
+    static void scatter(const T *t, const std::uint32_t *idx, std::size_t n, double *sums)
+    {
+        for (std::size_t k = 0; k < n; ++k) {
+            const double v = static_cast<double>(t[k]);
+            sums[idx[k]] += v * v;  // v^2 = accumulate's 0 + (0 + v^2)
+        }
     }
 };
 
@@ -689,6 +738,13 @@ void accumulate(Nonlinearity f, const T *t, std::size_t rows, std::ptrdiff_t str
                 double *acc0, double *acc1)
 {
     visit(f, [&](auto p) { decltype(p)::template accumulate<T>(t, rows, stride, n, u, acc0, acc1); });
+}
+
+// The scattered accumulation of f (see the policies).
+template <class T>
+void scatter(Nonlinearity f, const T *t, const std::uint32_t *idx, std::size_t n, double *sums)
+{
+    visit(f, [&](auto p) { decltype(p)::template scatter<T>(t, idx, n, sums); });
 }
 
 }  // namespace features

@@ -182,9 +182,9 @@ void ordered_pieces(std::size_t rows, std::size_t piece, std::size_t m, bool two
 namespace detail {
 
 // The sums of one piece of rows (l0, and l1 when f fills two accumulators; m values each),
-// where the driver sends its phases (see above). Chosen features are summed apart, the two
-// parts of a feature side by side (one cache line per feature), and added to l0/l1 by
-// finish(), after the piece's blocks.
+// where the driver sends its phases (see above). Chosen features are summed apart
+// (features::scatter: the two parts of a feature side by side) and added to l0/l1 by finish(),
+// after the piece's blocks.
 template <class T>
 class PieceSums {
   public:
@@ -198,8 +198,6 @@ class PieceSums {
         accumulate<T>(f_, t, count, stride, width, u_ ? u_ + col : nullptr, l0_ + col, two_ ? l1_ + col : nullptr);
     }
 
-    // The features of the phases t[k] are the values the accumulations add for them (one row
-    // into zeroed accumulators), added at idx[k].
     void chosen(const T *t, const std::uint32_t *idx, std::size_t n)
     {
         if (n == 0) return;
@@ -207,20 +205,7 @@ class PieceSums {
             chosen_ = scratch::grown<double>(scratch::Buffer::scatter_sums, two_ ? 2 * m_ : m_);
             std::fill_n(chosen_, two_ ? 2 * m_ : m_, 0.0);
         }
-        double *c = scratch::grown<double>(scratch::Buffer::scatter_cos, n);
-        double *s = two_ ? scratch::grown<double>(scratch::Buffer::scatter_sin, n) : nullptr;
-        std::fill_n(c, n, 0.0);
-        if (two_) std::fill_n(s, n, 0.0);
-        accumulate<T>(f_, t, 1, static_cast<std::ptrdiff_t>(n), n, nullptr, c, s);
-        if (!two_) {
-            for (std::size_t k = 0; k < n; ++k) chosen_[idx[k]] += c[k];
-            return;
-        }
-        for (std::size_t k = 0; k < n; ++k) {
-            double *p = chosen_ + 2 * static_cast<std::size_t>(idx[k]);
-            p[0] += c[k];
-            p[1] += s[k];
-        }
+        features::scatter<T>(f_, t, idx, n, chosen_);
     }
 
     void finish()
