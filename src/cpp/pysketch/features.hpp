@@ -10,7 +10,7 @@
 // acc0/acc1[j] += sum over r < rows of the features of t[r * row_stride + j] (+ u[j]), and
 // scatter<T>(t, idx, n, sums): the features of t[k] (the values accumulate adds for one row
 // into zeroed accumulators) added at idx[k], k < n: to sums[idx[k]], or with `two` to the pair
-// sums[2 idx[k]], sums[2 idx[k] + 1] (one cache line per feature).
+// sums[2 idx[k]], sums[2 idx[k] + 1] (both parts of a feature in one cache line).
 //
 //   accumulate_cis(t, rows, row_stride, n, u, acc_cos, acc_sin)
 //        acc_cos[j] += sum_r cos(t[r * row_stride + j] + u[j]),   acc_sin likewise with sin

@@ -8,8 +8,9 @@
 //   accumulate_parallel(...)        the same, columns split over the threads.
 //   sketch(phases, f, u, acc0, acc1)
 //       the one sketching driver: the same for the phases Omega^T x of the rows of x, for
-//       any operator bound to x that gives its phases block by block (the concept is
-//       described at the driver), never materializing more than a block of them.
+//       any operator bound to x that gives its phases block by block, or each record's
+//       chosen features (the subsampled sketches of subsample.hpp; the concept is described
+//       at the driver), never materializing more than a block of them.
 //   sketch_structured(op, f, x, x_stride, rows, u, acc0, acc1)
 //       the driver over StructuredPhases: rows go by L1-sized groups through each block of
 //       the operator and straight into the nonlinearity and the sums.
