@@ -3,6 +3,7 @@
 #define PYSKETCH_FHT_INTERNAL_H
 
 #include <stddef.h>
+#include <string.h>
 
 /* Row r: dst + r * dst_stride = post_r * H (pre_r * (src + r * src_stride)), with
  * pre_r = pre + r * diag_stride and post_r likewise (either may be NULL). */

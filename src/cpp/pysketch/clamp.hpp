@@ -129,62 +129,24 @@ inline double exp_poly(double x)
     return p * scale;
 }
 
-// The grid loops, compiled per instruction set. f_values: f at t0 + i h (i < n) into f, using
-// the cos/sin already in c, s. sums: the weighted sums of exp(f - fref) h (trapezoid: half
-// weights at both ends), (theta - tref) times that, and (theta - tref)^2 times that.
-#define PYSKETCH_CLAMP_LOOPS(SUFFIX, ATTR)                                                                         \
-    ATTR void fill_##SUFFIX(double t0, double h, std::size_t n, double *th)                                        \
-    {                                                                                                              \
-        for (std::size_t i = 0; i < n; ++i) th[i] = t0 + h * static_cast<double>(i);                               \
-    }                                                                                                              \
-    ATTR void f_values_##SUFFIX(const Coef &q, const double *th, const double *c, const double *s, std::size_t n,  \
-                                double *f)                                                                         \
-    {                                                                                                              \
-        const double inv2v = 1.0 / (2.0 * q.v0);                                                                   \
-        for (std::size_t i = 0; i < n; ++i) {                                                                      \
-            const double c2 = c[i] * c[i] - s[i] * s[i], s2 = 2.0 * s[i] * c[i];                                   \
-            const double dt = th[i] - q.mu0;                                                                       \
-            f[i] = q.a1 * c[i] + q.b1 * s[i] + q.a2 * c2 + q.b2 * s2 - dt * dt * inv2v;                           \
-        }                                                                                                          \
-    }                                                                                                              \
-    ATTR void sums_##SUFFIX(const double *th, const double *f, std::size_t n, double fref, double tref,           \
-                            double out[3])                                                                         \
-    {                                                                                                              \
-        double a0[8] = {0}, a1[8] = {0}, a2[8] = {0};                                                              \
-        const std::size_t full = n / 8 * 8;                                                                        \
-        for (std::size_t i = 0; i < full; i += 8) {                                                                \
-            for (std::size_t l = 0; l < 8; ++l) {                                                                  \
-                const double w = exp_poly(f[i + l] - fref);                                                        \
-                const double dt = th[i + l] - tref;                                                                \
-                a0[l] += w;                                                                                        \
-                a1[l] += w * dt;                                                                                   \
-                a2[l] += w * dt * dt;                                                                              \
-            }                                                                                                      \
-        }                                                                                                          \
-        for (std::size_t i = full; i < n; ++i) {                                                                   \
-            const double w = exp_poly(f[i] - fref);                                                                \
-            const double dt = th[i] - tref;                                                                        \
-            a0[i - full] += w;                                                                                     \
-            a1[i - full] += w * dt;                                                                                \
-            a2[i - full] += w * dt * dt;                                                                           \
-        }                                                                                                          \
-        double s0 = 0, s1 = 0, s2 = 0;                                                                             \
-        for (std::size_t l = 0; l < 8; ++l) {                                                                      \
-            s0 += a0[l];                                                                                           \
-            s1 += a1[l];                                                                                           \
-            s2 += a2[l];                                                                                           \
-        }                                                                                                          \
-        out[0] = s0;                                                                                               \
-        out[1] = s1;                                                                                               \
-        out[2] = s2;                                                                                               \
-    }
-
+// The grid loops (clamp_loops.inc), compiled for AVX-512F, for AVX2 + FMA and for the baseline.
 #if defined(PYSKETCH_SIMD_X86)
-PYSKETCH_CLAMP_LOOPS(avx512, __attribute__((target("avx512f"))) inline)
-PYSKETCH_CLAMP_LOOPS(avx2, __attribute__((target("avx2,fma"))) inline)
+PYSKETCH_SIMD_BEGIN_AVX512
+namespace avx512 {
+#include "pysketch/clamp_loops.inc"
+}  // namespace avx512
+PYSKETCH_SIMD_END
+
+PYSKETCH_SIMD_BEGIN_AVX2
+namespace avx2 {
+#include "pysketch/clamp_loops.inc"
+}  // namespace avx2
+PYSKETCH_SIMD_END
 #endif
-PYSKETCH_CLAMP_LOOPS(base, inline)
-#undef PYSKETCH_CLAMP_LOOPS
+
+namespace base {
+#include "pysketch/clamp_loops.inc"
+}  // namespace base
 
 struct Loops {
     void (*fill)(double, double, std::size_t, double *);
@@ -196,12 +158,12 @@ inline Loops loops()
 {
 #if defined(PYSKETCH_SIMD_X86)
     switch (simd::level()) {
-    case simd::Level::avx512: return {fill_avx512, f_values_avx512, sums_avx512};
-    case simd::Level::avx2: return {fill_avx2, f_values_avx2, sums_avx2};
+    case simd::Level::avx512: return {avx512::fill, avx512::f_values, avx512::sums};
+    case simd::Level::avx2: return {avx2::fill, avx2::f_values, avx2::sums};
     default: break;
     }
 #endif
-    return {fill_base, f_values_base, sums_base};
+    return {base::fill, base::f_values, base::sums};
 }
 
 struct Mode {

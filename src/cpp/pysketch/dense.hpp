@@ -50,73 +50,18 @@ void phases_portable(const T *x, std::ptrdiff_t xs, std::size_t rows, std::size_
 
 #if defined(PYSKETCH_SIMD_X86)
 
-// R rows x W vectors of columns starting at column j: the chain over i for each of the R*W
-// accumulators, Omega's vectors loaded once per i and used for all R rows.
-#define PYSKETCH_DENSE_KERNELS(ISA, TARGET)                                                                          \
-    template <class Ops, std::size_t R, std::size_t W, class T>                                                     \
-    __attribute__((target(TARGET), always_inline)) inline void tile_##ISA(const T *x, std::ptrdiff_t xs,            \
-                                                                          std::size_t d, const T *w,                \
-                                                                          std::ptrdiff_t ws, T *t,                  \
-                                                                          std::ptrdiff_t ts)                        \
-    {                                                                                                                \
-        using V = typename Ops::V;                                                                                   \
-        constexpr std::size_t L = Ops::lanes;                                                                        \
-        V acc[R][W];                                                                                                 \
-        {                                                                                                            \
-            V wv[W];                                                                                                 \
-            for (std::size_t v = 0; v < W; ++v) wv[v] = Ops::load(w + v * L);                                       \
-            for (std::size_t q = 0; q < R; ++q) {                                                                    \
-                const V xq = Ops::set1(x[static_cast<std::ptrdiff_t>(q) * xs]);                                      \
-                for (std::size_t v = 0; v < W; ++v) acc[q][v] = Ops::mul(xq, wv[v]);                                 \
-            }                                                                                                        \
-        }                                                                                                            \
-        for (std::size_t i = 1; i < d; ++i) {                                                                        \
-            const T *wi = w + static_cast<std::ptrdiff_t>(i) * ws;                                                   \
-            V wv[W];                                                                                                 \
-            for (std::size_t v = 0; v < W; ++v) wv[v] = Ops::load(wi + v * L);                                       \
-            for (std::size_t q = 0; q < R; ++q) {                                                                    \
-                const V xq = Ops::set1(x[static_cast<std::ptrdiff_t>(q) * xs + static_cast<std::ptrdiff_t>(i)]);    \
-                for (std::size_t v = 0; v < W; ++v) acc[q][v] = Ops::fma(xq, wv[v], acc[q][v]);                      \
-            }                                                                                                        \
-        }                                                                                                            \
-        for (std::size_t q = 0; q < R; ++q)                                                                          \
-            for (std::size_t v = 0; v < W; ++v) Ops::store(t + static_cast<std::ptrdiff_t>(q) * ts + v * L, acc[q][v]);\
-    }                                                                                                                \
-                                                                                                                     \
-    template <class Ops, std::size_t R, class T>                                                                     \
-    __attribute__((target(TARGET), always_inline)) inline void rows_##ISA(const T *x, std::ptrdiff_t xs,            \
-                                                                          std::size_t d, const T *w,                \
-                                                                          std::ptrdiff_t ws, std::size_t n, T *t,   \
-                                                                          std::ptrdiff_t ts)                        \
-    {                                                                                                                \
-        constexpr std::size_t L = Ops::lanes;                                                                        \
-        std::size_t j = 0;                                                                                           \
-        for (; j + 2 * L <= n; j += 2 * L) tile_##ISA<Ops, R, 2>(x, xs, d, w + j, ws, t + j, ts);                    \
-        for (; j + L <= n; j += L) tile_##ISA<Ops, R, 1>(x, xs, d, w + j, ws, t + j, ts);                            \
-        for (; j < n; ++j)                                                                                           \
-            for (std::size_t q = 0; q < R; ++q)                                                                      \
-                t[static_cast<std::ptrdiff_t>(q) * ts + static_cast<std::ptrdiff_t>(j)] =                            \
-                    dot_column(x + static_cast<std::ptrdiff_t>(q) * xs, d, w + j, ws);                               \
-    }                                                                                                                \
-                                                                                                                     \
-    template <class Ops, class T>                                                                                    \
-    __attribute__((target(TARGET))) void phases_##ISA(const T *x, std::ptrdiff_t xs, std::size_t rows,              \
-                                                      std::size_t d, const T *w, std::ptrdiff_t ws, std::size_t n,  \
-                                                      T *t, std::ptrdiff_t ts)                                      \
-    {                                                                                                                \
-        std::size_t r = 0;                                                                                           \
-        for (; r + 4 <= rows; r += 4)                                                                                \
-            rows_##ISA<Ops, 4>(x + static_cast<std::ptrdiff_t>(r) * xs, xs, d, w, ws, n,                             \
-                               t + static_cast<std::ptrdiff_t>(r) * ts, ts);                                         \
-        for (; r < rows; ++r)                                                                                        \
-            rows_##ISA<Ops, 1>(x + static_cast<std::ptrdiff_t>(r) * xs, xs, d, w, ws, n,                             \
-                               t + static_cast<std::ptrdiff_t>(r) * ts, ts);                                         \
-    }
+// The vector kernels, written once for both sets (dense_loops.inc) and compiled for each.
+PYSKETCH_SIMD_BEGIN_AVX512
+namespace avx512 {
+#include "pysketch/dense_loops.inc"
+}  // namespace avx512
+PYSKETCH_SIMD_END
 
-PYSKETCH_DENSE_KERNELS(avx512, PYSKETCH_SIMD_TARGET_avx512)
-PYSKETCH_DENSE_KERNELS(avx2, PYSKETCH_SIMD_TARGET_avx2)
-
-#undef PYSKETCH_DENSE_KERNELS
+PYSKETCH_SIMD_BEGIN_AVX2
+namespace avx2 {
+#include "pysketch/dense_loops.inc"
+}  // namespace avx2
+PYSKETCH_SIMD_END
 
 #endif  // PYSKETCH_SIMD_X86
 
@@ -132,10 +77,10 @@ void phases(const T *x, std::ptrdiff_t x_stride, std::size_t rows, std::size_t d
 #if defined(PYSKETCH_SIMD_X86)
     switch (simd::level()) {
     case simd::Level::avx512:
-        detail::phases_avx512<simd::Avx512<T>>(x, x_stride, rows, d, w, w_stride, n, t, t_stride);
+        detail::avx512::phases<simd::Avx512<T>>(x, x_stride, rows, d, w, w_stride, n, t, t_stride);
         return;
     case simd::Level::avx2:
-        detail::phases_avx2<simd::Avx2<T>>(x, x_stride, rows, d, w, w_stride, n, t, t_stride);
+        detail::avx2::phases<simd::Avx2<T>>(x, x_stride, rows, d, w, w_stride, n, t, t_stride);
         return;
     default: break;
     }

@@ -6,8 +6,11 @@
 //   Cis     acc0 += cos(t + u), acc1 += sin(t + u): the complex exponential e^{i(t + u)}
 //   QCis    acc0 += 2^-1/2 sign cos(t + u), acc1 += 2^-1/2 sign sin(t + u): quantized
 //   Square  acc0 += t^2 (no dither; acc1 unused): the quadratic features
-// Each has `two` (whether it fills acc1) and accumulate<T>(t, rows, row_stride, n, u, acc0,
-// acc1): acc0/acc1[j] += sum over r < rows of the features of t[r * row_stride + j] (+ u[j]).
+// Each has `two` (whether it fills acc1), accumulate<T>(t, rows, row_stride, n, u, acc0, acc1):
+// acc0/acc1[j] += sum over r < rows of the features of t[r * row_stride + j] (+ u[j]), and
+// scatter<T>(t, idx, n, sums): the features of t[k] (the values accumulate adds for one row
+// into zeroed accumulators) added at idx[k], k < n: to sums[idx[k]], or with `two` to the pair
+// sums[2 idx[k]], sums[2 idx[k] + 1] (both parts of a feature in one cache line).
 //
 //   accumulate_cis(t, rows, row_stride, n, u, acc_cos, acc_sin)
 //        acc_cos[j] += sum_r cos(t[r * row_stride + j] + u[j]),   acc_sin likewise with sin
@@ -539,323 +542,18 @@ struct Avx2<double> : sincos::detail::Avx2<double> {
     }
 };
 
-// ---------------------------------------------------------------------------------------------
-// The accumulation loops, written once and stamped out per instruction set (see simd.hpp):
-//   cis_columns     columns [0, W * lanes) (or [0, count) with W = 1 when Part) of every row:
-//                   the per-column sums stay in registers across rows
-//   qcis_columns    the same with integer counts of negative signs
-// ---------------------------------------------------------------------------------------------
-#define PYSKETCH_FEATURES_DEFINE_LOOPS(ISA, TARGET)                                                                  \
-    /* The cold path of the accumulations, for vector w of a column block: with integer sums, the */                 \
-    /* lanes outside the fast range go to the side sums (all zeroed on first use); with double */                    \
-    /* sums they are patched. */                                                                                     \
-    template <class Ops, std::size_t W>                                                                              \
-    __attribute__((target(TARGET))) void cis_fix_##ISA(typename Ops::V x, typename Ops::V &vc, typename Ops::V &vs,  \
-                                                      std::size_t w, bool &side, double *side_c, double *side_s)     \
-    {                                                                                                                \
-        const unsigned bad = Ops::outside(x);                                                                        \
-        if (bad == 0) return;                                                                                        \
-        if (Ops::integer_sums && !side) {                                                                            \
-            std::fill(side_c, side_c + W * Ops::lanes, 0.0);                                                         \
-            std::fill(side_s, side_s + W * Ops::lanes, 0.0);                                                         \
-            side = true;                                                                                             \
-        }                                                                                                            \
-        Ops::cis_fix(x, vc, vs, bad, side_c + w * Ops::lanes, side_s + w * Ops::lanes);                              \
-    }                                                                                                                \
-                                                                                                                     \
-    template <class Ops, std::size_t W>                                                                              \
-    __attribute__((target(TARGET))) void qcis_fix_##ISA(typename Ops::V x, typename Ops::QCount &dc,                 \
-                                                       typename Ops::QCount &ds, std::size_t w, bool &side,          \
-                                                       double *side_re, double *side_im)                             \
-    {                                                                                                                \
-        constexpr std::size_t L = Ops::lanes;                                                                        \
-        const unsigned bad = Ops::outside(x);                                                                        \
-        if (bad == 0) return;                                                                                        \
-        if (!side) {                                                                                                 \
-            std::fill(side_re, side_re + W * L, 0.0);                                                                \
-            std::fill(side_im, side_im + W * L, 0.0);                                                                \
-            side = true;                                                                                             \
-        }                                                                                                            \
-        alignas(64) typename Ops::T xb[L];                                                                           \
-        alignas(64) typename Ops::QCountScalar cb[L], sb[L];                                                         \
-        Ops::store(xb, x);                                                                                           \
-        Ops::q_store(cb, dc);                                                                                        \
-        Ops::q_store(sb, ds);                                                                                        \
-        fix_qcis_lanes(xb, cb, sb, bad, side_re + w * L, side_im + w * L);                                           \
-        dc = Ops::q_load(cb);                                                                                        \
-        ds = Ops::q_load(sb);                                                                                        \
-    }                                                                                                                \
-                                                                                                                     \
-    /* The hot loops call the cold paths through these: the copies are the only values whose */                      \
-    /* address is taken, so the loops keep theirs in registers. Passed by reference directly, the */                 \
-    /* two results of every vector were stored to the stack on each row, taken or not (GCC 12); */                   \
-    /* accumulate_cis float ran 8% slower (0.383 against 0.353 ns per value, AVX-512, 64 x 8192). */                 \
-    template <class Ops, std::size_t W>                                                                              \
-    __attribute__((target(TARGET), always_inline)) inline void cis_patch_##ISA(                                      \
-        typename Ops::V x, typename Ops::V &vc, typename Ops::V &vs, std::size_t w, bool &side, double *side_c,      \
-        double *side_s)                                                                                              \
-    {                                                                                                                \
-        typename Ops::V c = vc, s = vs;                                                                              \
-        cis_fix_##ISA<Ops, W>(x, c, s, w, side, side_c, side_s);                                                     \
-        vc = c;                                                                                                      \
-        vs = s;                                                                                                      \
-    }                                                                                                                \
-    template <class Ops, std::size_t W>                                                                              \
-    __attribute__((target(TARGET), always_inline)) inline void qcis_patch_##ISA(                                     \
-        typename Ops::V x, typename Ops::QCount &dc, typename Ops::QCount &ds, std::size_t w, bool &side,            \
-        double *side_re, double *side_im)                                                                            \
-    {                                                                                                                \
-        typename Ops::QCount c = dc, s = ds;                                                                         \
-        qcis_fix_##ISA<Ops, W>(x, c, s, w, side, side_re, side_im);                                                  \
-        dc = c;                                                                                                      \
-        ds = s;                                                                                                      \
-    }                                                                                                                \
-                                                                                                                     \
-    /* Row `row` of the columns, plus the dither, as vector w. */                                                    \
-    template <class Ops, std::size_t W, bool HasU, bool Part>                                                        \
-    __attribute__((target(TARGET), always_inline)) inline typename Ops::V cis_load_##ISA(                            \
-        const typename Ops::T *row, const typename Ops::V (&uv)[W], std::size_t count, std::size_t w)                \
-    {                                                                                                                \
-        typename Ops::V x = Part ? Ops::load_part(row, count) : Ops::load(row + w * Ops::lanes);                     \
-        if constexpr (HasU) x = Ops::add(x, uv[w]);                                                                  \
-        return x;                                                                                                    \
-    }                                                                                                                \
-    /* The first half of a row step (the software-pipelined loop below): returns whether any lane */                 \
-    /* is outside the fast range. */                                                                                 \
-    template <class Ops, std::size_t W, bool HasU, bool Part>                                                        \
-    __attribute__((target(TARGET), always_inline)) inline bool cis_first_row_##ISA(                                  \
-        const typename Ops::T *row, const typename Ops::V (&uv)[W], std::size_t count, typename Ops::Half (&h)[W])   \
-    {                                                                                                                \
-        typename Ops::V x[W];                                                                                        \
-        for (std::size_t w = 0; w < W; ++w) x[w] = cis_load_##ISA<Ops, W, HasU, Part>(row, uv, count, w);            \
-        for (std::size_t w = 0; w < W; ++w) h[w] = Ops::cis_first(x[w]);                                             \
-        return Ops::any_outside(x);                                                                                  \
-    }                                                                                                                \
-                                                                                                                     \
-    template <class Ops, std::size_t W, bool HasU, bool Part>                                                        \
-    __attribute__((target(TARGET), always_inline)) inline void cis_columns_##ISA(                                    \
-        const typename Ops::T *t, std::size_t rows, std::ptrdiff_t stride, const typename Ops::T *u, std::size_t count,\
-        double *acc_cos, double *acc_sin)                                                                            \
-    {                                                                                                                \
-        using V = typename Ops::V;                                                                                   \
-        constexpr std::size_t L = Ops::lanes;                                                                        \
-        constexpr std::size_t block = Ops::integer_sums ? cis_block_rows : ~std::size_t{0};                          \
-        V uv[W] = {};                                                                                                \
-        for (std::size_t w = 0; w < W; ++w)                                                                          \
-            if constexpr (HasU) uv[w] = Part ? Ops::load_part(u, count) : Ops::load(u + w * L);                      \
-        /* per-column sums in double; with integer sums, the lanes outside the fast range apart */                   \
-        typename Ops::Sum sum_c[W], sum_s[W];                                                                        \
-        for (std::size_t w = 0; w < W; ++w) sum_c[w] = sum_s[w] = Ops::sum_zero();                                   \
-        alignas(64) double side_c[W * L], side_s[W * L];                                                             \
-        bool side = false;                                                                                           \
-        const auto row_at = [t, stride](std::size_t r) { return t + static_cast<std::ptrdiff_t>(r) * stride; };      \
-        /* With 32 registers (check_first false) the rows are software-pipelined: the first half of */               \
-        /* row r + 1 (reduction and polynomials, about 40 cycles of dependent latency) is issued before */           \
-        /* the second half of row r (quadrants, sums), so the scheduler no longer fills with operations */           \
-        /* waiting on one row's chain: float AVX-512 went from 0.355 to 0.323 ns per value (64 x 8192, */            \
-        /* Zen 4). A row's range check comes with its first half; its cold path reloads the row. With */             \
-        /* 16 registers, each row is checked, then finished one vector at a time. */                                 \
-        typename HalfOf<Ops>::type next[W];                                                                          \
-        bool next_slow = false;                                                                                      \
-        if constexpr (!Ops::check_first)                                                                             \
-            next_slow = rows != 0 && cis_first_row_##ISA<Ops, W, HasU, Part>(t, uv, count, next);                    \
-        for (std::size_t r0 = 0; r0 < rows;) {                                                                       \
-            const std::size_t r1 = rows - r0 > block ? r0 + block : rows;                                            \
-            typename Ops::Acc ac[W], as[W];                                                                          \
-            for (std::size_t w = 0; w < W; ++w) ac[w] = as[w] = Ops::acc_zero();                                     \
-            for (std::size_t r = r0; r < r1; ++r) {                                                                  \
-                if constexpr (Ops::check_first) {                                                                    \
-                    V x[W];                                                                                          \
-                    for (std::size_t w = 0; w < W; ++w)                                                              \
-                        x[w] = cis_load_##ISA<Ops, W, HasU, Part>(row_at(r), uv, count, w);                          \
-                    const bool slow = PYSKETCH_SINCOS_UNLIKELY(Ops::any_outside(x));                                 \
-                    for (std::size_t w = 0; w < W; ++w) {                                                            \
-                        V vc, vs;                                                                                    \
-                        Ops::cis_values(x[w], vc, vs);                                                               \
-                        if (PYSKETCH_SINCOS_UNLIKELY(slow))                                                          \
-                            cis_patch_##ISA<Ops, W>(x[w], vc, vs, w, side, side_c, side_s);                          \
-                        Ops::acc_add(ac[w], vc);                                                                     \
-                        Ops::acc_add(as[w], vs);                                                                     \
-                    }                                                                                                \
-                } else {                                                                                             \
-                    typename Ops::Half cur[W];                                                                       \
-                    for (std::size_t w = 0; w < W; ++w) cur[w] = next[w];                                            \
-                    const bool slow = next_slow;                                                                     \
-                    if (r + 1 < rows)                                                                                \
-                        next_slow = cis_first_row_##ISA<Ops, W, HasU, Part>(row_at(r + 1), uv, count, next);         \
-                    V vc[W], vs[W];                                                                                  \
-                    for (std::size_t w = 0; w < W; ++w) Ops::second(cur[w], vc[w], vs[w]);                          \
-                    if (PYSKETCH_SINCOS_UNLIKELY(slow)) {                                                            \
-                        for (std::size_t w = 0; w < W; ++w)                                                          \
-                            cis_patch_##ISA<Ops, W>(cis_load_##ISA<Ops, W, HasU, Part>(row_at(r), uv, count, w), vc[w],\
-                                                    vs[w], w, side, side_c, side_s);                                 \
-                    }                                                                                                \
-                    for (std::size_t w = 0; w < W; ++w) {                                                            \
-                        Ops::acc_add(ac[w], vc[w]);                                                                  \
-                        Ops::acc_add(as[w], vs[w]);                                                                  \
-                    }                                                                                                \
-                }                                                                                                    \
-            }                                                                                                        \
-            for (std::size_t w = 0; w < W; ++w) {                                                                    \
-                Ops::acc_fold(sum_c[w], ac[w]);                                                                      \
-                Ops::acc_fold(sum_s[w], as[w]);                                                                      \
-            }                                                                                                        \
-            r0 = r1;                                                                                                 \
-        }                                                                                                            \
-        if constexpr (Part) {                                                                                        \
-            double bc[L], bs[L];                                                                                     \
-            Ops::sum_store(bc, sum_c[0]);                                                                            \
-            Ops::sum_store(bs, sum_s[0]);                                                                            \
-            for (std::size_t i = 0; i < count; ++i) {                                                                \
-                acc_cos[i] += bc[i];                                                                                 \
-                acc_sin[i] += bs[i];                                                                                 \
-            }                                                                                                        \
-        } else {                                                                                                     \
-            for (std::size_t w = 0; w < W; ++w) {                                                                    \
-                Ops::sum_add_to(acc_cos + w * L, sum_c[w]);                                                          \
-                Ops::sum_add_to(acc_sin + w * L, sum_s[w]);                                                          \
-            }                                                                                                        \
-        }                                                                                                            \
-        if (side) {                                                                                                  \
-            for (std::size_t i = 0; i < (Part ? count : W * L); ++i) {                                               \
-                acc_cos[i] += side_c[i];                                                                             \
-                acc_sin[i] += side_s[i];                                                                             \
-            }                                                                                                        \
-        }                                                                                                            \
-    }                                                                                                                \
-                                                                                                                     \
-    /* `blocks` column blocks of W vectors (or one part vector), one after the other: one function */                \
-    /* per shape, so that the constants are set up once per call. */                                                 \
-    template <class Ops, std::size_t W, bool HasU, bool Part>                                                        \
-    __attribute__((target(TARGET))) void cis_blocks_##ISA(const typename Ops::T *t, std::size_t rows,                \
-                                                         std::ptrdiff_t stride, const typename Ops::T *u,            \
-                                                         std::size_t count, std::size_t blocks, double *acc_cos,     \
-                                                         double *acc_sin)                                            \
-    {                                                                                                                \
-        constexpr std::size_t step = W * Ops::lanes;                                                                 \
-        for (std::size_t b = 0; b < blocks; ++b)                                                                     \
-            cis_columns_##ISA<Ops, W, HasU, Part>(t + b * step, rows, stride, u + (HasU ? b * step : 0), count,      \
-                                                  acc_cos + b * step, acc_sin + b * step);                           \
-    }                                                                                                                \
-                                                                                                                     \
-    template <class Ops, bool HasU>                                                                                  \
-    __attribute__((target(TARGET))) void cis_loop_##ISA(const typename Ops::T *t, std::size_t rows,                  \
-                                                       std::ptrdiff_t stride, std::size_t n,                         \
-                                                       const typename Ops::T *u, double *acc_cos, double *acc_sin)   \
-    {                                                                                                                \
-        constexpr std::size_t L = Ops::lanes, W = Ops::width;                                                        \
-        const std::size_t wide = n / (W * L), narrow = n % (W * L) / L, j = wide * W * L, k = j + narrow * L;        \
-        if (wide) cis_blocks_##ISA<Ops, W, HasU, false>(t, rows, stride, u, L, wide, acc_cos, acc_sin);              \
-        if (narrow)                                                                                                  \
-            cis_blocks_##ISA<Ops, 1, HasU, false>(t + j, rows, stride, u + (HasU ? j : 0), L, narrow, acc_cos + j,   \
-                                                  acc_sin + j);                                                      \
-        if (k < n)                                                                                                   \
-            cis_blocks_##ISA<Ops, 1, HasU, true>(t + k, rows, stride, u + (HasU ? k : 0), n - k, 1, acc_cos + k,     \
-                                                 acc_sin + k);                                                       \
-    }                                                                                                                \
-                                                                                                                     \
-    template <class Ops, std::size_t W, bool HasU, bool Part>                                                        \
-    __attribute__((target(TARGET), always_inline)) inline void qcis_columns_##ISA(                                   \
-        const typename Ops::T *t, std::size_t rows, std::ptrdiff_t stride, const typename Ops::T *u, std::size_t count,\
-        double *acc_re, double *acc_im)                                                                              \
-    {                                                                                                                \
-        using V = typename Ops::V;                                                                                   \
-        using Q = typename Ops::QCount;                                                                              \
-        constexpr std::size_t L = Ops::lanes;                                                                        \
-        V uv[W];                                                                                                     \
-        for (std::size_t w = 0; w < W; ++w)                                                                          \
-            if constexpr (HasU) uv[w] = Part ? Ops::load_part(u, count) : Ops::load(u + w * L);                      \
-        /* features of the lanes outside the fast range (rare): summed apart, in double */                           \
-        alignas(64) double side_re[W * L], side_im[W * L];                                                           \
-        bool side = false;                                                                                           \
-        for (std::size_t r0 = 0; r0 < rows; r0 += qcis_block_rows) {                                                 \
-            const std::size_t r1 = std::min(rows, r0 + qcis_block_rows);                                             \
-            Q cc[W], cs[W];                                                                                          \
-            for (std::size_t w = 0; w < W; ++w) cc[w] = cs[w] = Ops::q_zero();                                       \
-            for (std::size_t r = r0; r < r1; ++r) {                                                                  \
-                const typename Ops::T *row = t + static_cast<std::ptrdiff_t>(r) * stride;                            \
-                V x[W];                                                                                              \
-                for (std::size_t w = 0; w < W; ++w) {                                                                \
-                    x[w] = Part ? Ops::load_part(row, count) : Ops::load(row + w * L);                               \
-                    if constexpr (HasU) x[w] = Ops::add(x[w], uv[w]);                                                \
-                }                                                                                                    \
-                if constexpr (Ops::check_first) {                                                                    \
-                    const bool slow = PYSKETCH_SINCOS_UNLIKELY(Ops::any_outside(x));                                 \
-                    for (std::size_t w = 0; w < W; ++w) {                                                            \
-                        Q dc, ds;                                                                                    \
-                        Ops::q_values(x[w], dc, ds);                                                                 \
-                        if (PYSKETCH_SINCOS_UNLIKELY(slow))                                                          \
-                            qcis_patch_##ISA<Ops, W>(x[w], dc, ds, w, side, side_re, side_im);                       \
-                        cc[w] = Ops::q_add(cc[w], dc);                                                               \
-                        cs[w] = Ops::q_add(cs[w], ds);                                                               \
-                    }                                                                                                \
-                } else {                                                                                             \
-                    Q dc[W], ds[W];                                                                                  \
-                    for (std::size_t w = 0; w < W; ++w) Ops::q_values(x[w], dc[w], ds[w]);                           \
-                    if (PYSKETCH_SINCOS_UNLIKELY(Ops::any_outside(x))) {                                             \
-                        for (std::size_t w = 0; w < W; ++w)                                                          \
-                            qcis_patch_##ISA<Ops, W>(x[w], dc[w], ds[w], w, side, side_re, side_im);                 \
-                    }                                                                                                \
-                    for (std::size_t w = 0; w < W; ++w) {                                                            \
-                        cc[w] = Ops::q_add(cc[w], dc[w]);                                                            \
-                        cs[w] = Ops::q_add(cs[w], ds[w]);                                                            \
-                    }                                                                                                \
-                }                                                                                                    \
-            }                                                                                                        \
-            if constexpr (Part) {                                                                                    \
-                alignas(64) typename Ops::QCountScalar bc[L], bs[L];                                                 \
-                Ops::q_store(bc, cc[0]);                                                                             \
-                Ops::q_store(bs, cs[0]);                                                                             \
-                for (std::size_t i = 0; i < count; ++i) {                                                            \
-                    acc_re[i] = qcis_flush(acc_re[i], r1 - r0, static_cast<std::uint64_t>(bc[i]));                   \
-                    acc_im[i] = qcis_flush(acc_im[i], r1 - r0, static_cast<std::uint64_t>(bs[i]));                   \
-                }                                                                                                    \
-            } else {                                                                                                 \
-                for (std::size_t w = 0; w < W; ++w) {                                                                \
-                    Ops::q_flush(acc_re + w * L, r1 - r0, cc[w]);                                                    \
-                    Ops::q_flush(acc_im + w * L, r1 - r0, cs[w]);                                                    \
-                }                                                                                                    \
-            }                                                                                                        \
-        }                                                                                                            \
-        if (side) {                                                                                                  \
-            for (std::size_t i = 0; i < (Part ? count : W * L); ++i) {                                               \
-                acc_re[i] += side_re[i];                                                                             \
-                acc_im[i] += side_im[i];                                                                             \
-            }                                                                                                        \
-        }                                                                                                            \
-    }                                                                                                                \
-                                                                                                                     \
-    template <class Ops, std::size_t W, bool HasU, bool Part>                                                        \
-    __attribute__((target(TARGET))) void qcis_blocks_##ISA(const typename Ops::T *t, std::size_t rows,               \
-                                                          std::ptrdiff_t stride, const typename Ops::T *u,           \
-                                                          std::size_t count, std::size_t blocks, double *acc_re,     \
-                                                          double *acc_im)                                            \
-    {                                                                                                                \
-        constexpr std::size_t step = W * Ops::lanes;                                                                 \
-        for (std::size_t b = 0; b < blocks; ++b)                                                                     \
-            qcis_columns_##ISA<Ops, W, HasU, Part>(t + b * step, rows, stride, u + (HasU ? b * step : 0), count,     \
-                                                   acc_re + b * step, acc_im + b * step);                            \
-    }                                                                                                                \
-                                                                                                                     \
-    template <class Ops, bool HasU>                                                                                  \
-    __attribute__((target(TARGET))) void qcis_loop_##ISA(const typename Ops::T *t, std::size_t rows,                 \
-                                                        std::ptrdiff_t stride, std::size_t n,                        \
-                                                        const typename Ops::T *u, double *acc_re, double *acc_im)    \
-    {                                                                                                                \
-        constexpr std::size_t L = Ops::lanes, W = Ops::width;                                                        \
-        const std::size_t wide = n / (W * L), narrow = n % (W * L) / L, j = wide * W * L, k = j + narrow * L;        \
-        if (wide) qcis_blocks_##ISA<Ops, W, HasU, false>(t, rows, stride, u, L, wide, acc_re, acc_im);               \
-        if (narrow)                                                                                                  \
-            qcis_blocks_##ISA<Ops, 1, HasU, false>(t + j, rows, stride, u + (HasU ? j : 0), L, narrow, acc_re + j,   \
-                                                   acc_im + j);                                                      \
-        if (k < n)                                                                                                   \
-            qcis_blocks_##ISA<Ops, 1, HasU, true>(t + k, rows, stride, u + (HasU ? k : 0), n - k, 1, acc_re + k,     \
-                                                  acc_im + k);                                                       \
-    }
+// The accumulation loops, written once for both sets (features_loops.inc) and compiled for each.
+PYSKETCH_SIMD_BEGIN_AVX512
+namespace avx512 {
+#include "pysketch/features_loops.inc"
+}  // namespace avx512
+PYSKETCH_SIMD_END
 
-PYSKETCH_FEATURES_DEFINE_LOOPS(avx512, PYSKETCH_SIMD_TARGET_avx512)
-PYSKETCH_FEATURES_DEFINE_LOOPS(avx2, PYSKETCH_SIMD_TARGET_avx2)
-#undef PYSKETCH_FEATURES_DEFINE_LOOPS
+PYSKETCH_SIMD_BEGIN_AVX2
+namespace avx2 {
+#include "pysketch/features_loops.inc"
+}  // namespace avx2
+PYSKETCH_SIMD_END
 
 }  // namespace detail
 
@@ -876,12 +574,12 @@ void accumulate_cis(const T *t, std::size_t rows, std::ptrdiff_t row_stride, std
 #if defined(PYSKETCH_SIMD_X86)
     switch (simd::level()) {
     case simd::Level::avx512:
-        if (u) detail::cis_loop_avx512<detail::Avx512<T>, true>(t, rows, row_stride, n, u, acc_cos, acc_sin);
-        else detail::cis_loop_avx512<detail::Avx512<T>, false>(t, rows, row_stride, n, u, acc_cos, acc_sin);
+        if (u) detail::avx512::cis_loop<detail::Avx512<T>, true>(t, rows, row_stride, n, u, acc_cos, acc_sin);
+        else detail::avx512::cis_loop<detail::Avx512<T>, false>(t, rows, row_stride, n, u, acc_cos, acc_sin);
         return;
     case simd::Level::avx2:
-        if (u) detail::cis_loop_avx2<detail::Avx2<T>, true>(t, rows, row_stride, n, u, acc_cos, acc_sin);
-        else detail::cis_loop_avx2<detail::Avx2<T>, false>(t, rows, row_stride, n, u, acc_cos, acc_sin);
+        if (u) detail::avx2::cis_loop<detail::Avx2<T>, true>(t, rows, row_stride, n, u, acc_cos, acc_sin);
+        else detail::avx2::cis_loop<detail::Avx2<T>, false>(t, rows, row_stride, n, u, acc_cos, acc_sin);
         return;
     default: break;
     }
@@ -900,12 +598,12 @@ void accumulate_qcis(const T *t, std::size_t rows, std::ptrdiff_t row_stride, st
 #if defined(PYSKETCH_SIMD_X86)
     switch (simd::level()) {
     case simd::Level::avx512:
-        if (u) detail::qcis_loop_avx512<detail::Avx512<T>, true>(t, rows, row_stride, n, u, acc_re, acc_im);
-        else detail::qcis_loop_avx512<detail::Avx512<T>, false>(t, rows, row_stride, n, u, acc_re, acc_im);
+        if (u) detail::avx512::qcis_loop<detail::Avx512<T>, true>(t, rows, row_stride, n, u, acc_re, acc_im);
+        else detail::avx512::qcis_loop<detail::Avx512<T>, false>(t, rows, row_stride, n, u, acc_re, acc_im);
         return;
     case simd::Level::avx2:
-        if (u) detail::qcis_loop_avx2<detail::Avx2<T>, true>(t, rows, row_stride, n, u, acc_re, acc_im);
-        else detail::qcis_loop_avx2<detail::Avx2<T>, false>(t, rows, row_stride, n, u, acc_re, acc_im);
+        if (u) detail::avx2::qcis_loop<detail::Avx2<T>, true>(t, rows, row_stride, n, u, acc_re, acc_im);
+        else detail::avx2::qcis_loop<detail::Avx2<T>, false>(t, rows, row_stride, n, u, acc_re, acc_im);
         return;
     default: break;
     }
@@ -933,6 +631,30 @@ void accumulate_square(const T *t, std::size_t rows, std::ptrdiff_t stride, std:
     }
 }
 
+namespace detail {
+
+// scatter for the nonlinearities with two parts: the features of chunks of t (accumulate(x, w,
+// c, s): one row of w phases into the zeroed c and s, in L1) added to the pairs of sums.
+template <class T, class Accumulate>
+void scatter_pairs(const T *t, const std::uint32_t *idx, std::size_t n, double *sums, Accumulate &&accumulate)
+{
+    constexpr std::size_t chunk = 512;
+    double c[chunk], s[chunk];
+    for (std::size_t k0 = 0; k0 < n; k0 += chunk) {
+        const std::size_t w = std::min(chunk, n - k0);
+        std::fill_n(c, w, 0.0);
+        std::fill_n(s, w, 0.0);
+        accumulate(t + k0, w, c, s);
+        for (std::size_t k = 0; k < w; ++k) {
+            double *p = sums + 2 * static_cast<std::size_t>(idx[k0 + k]);
+            p[0] += c[k];
+            p[1] += s[k];
+        }
+    }
+}
+
+}  // namespace detail
+
 // ---------------------------------------------------------------------------------------------
 // The nonlinearities as policies
 // ---------------------------------------------------------------------------------------------
@@ -946,6 +668,13 @@ struct Cis {
     {
         accumulate_cis<T>(t, rows, stride, n, u, acc0, acc1);
     }
+    template <class T>
+    static void scatter(const T *t, const std::uint32_t *idx, std::size_t n, double *sums)
+    {
+        detail::scatter_pairs(t, idx, n, sums, [](const T *x, std::size_t w, double *c, double *s) {
+            accumulate_cis<T>(x, 1, static_cast<std::ptrdiff_t>(w), w, nullptr, c, s);
+        });
+    }
 };
 
 struct QCis {
@@ -957,6 +686,13 @@ struct QCis {
     {
         accumulate_qcis<T>(t, rows, stride, n, u, acc0, acc1);
     }
+    template <class T>
+    static void scatter(const T *t, const std::uint32_t *idx, std::size_t n, double *sums)
+    {
+        detail::scatter_pairs(t, idx, n, sums, [](const T *x, std::size_t w, double *c, double *s) {
+            accumulate_qcis<T>(x, 1, static_cast<std::ptrdiff_t>(w), w, nullptr, c, s);
+        });
+    }
 };
 
 struct Square {
@@ -967,6 +703,14 @@ struct Square {
                            double *acc0, double *)
     {
         accumulate_square<T>(t, rows, stride, n, acc0);
+    }
+    template <class T>
+    static void scatter(const T *t, const std::uint32_t *idx, std::size_t n, double *sums)
+    {
+        for (std::size_t k = 0; k < n; ++k) {
+            const double v = static_cast<double>(t[k]);
+            sums[idx[k]] += v * v;  // v^2 = accumulate's 0 + (0 + v^2)
+        }
     }
 };
 
@@ -994,6 +738,13 @@ void accumulate(Nonlinearity f, const T *t, std::size_t rows, std::ptrdiff_t str
                 double *acc0, double *acc1)
 {
     visit(f, [&](auto p) { decltype(p)::template accumulate<T>(t, rows, stride, n, u, acc0, acc1); });
+}
+
+// The scattered accumulation of f (see the policies).
+template <class T>
+void scatter(Nonlinearity f, const T *t, const std::uint32_t *idx, std::size_t n, double *sums)
+{
+    visit(f, [&](auto p) { decltype(p)::template scatter<T>(t, idx, n, sums); });
 }
 
 }  // namespace features

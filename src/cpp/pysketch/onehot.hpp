@@ -184,29 +184,25 @@ inline bool hist_row(const T *x, std::size_t d, const Hist &h, double last, std:
 
 // ---------------------------------------------------------------------------------- RACE
 
-// project: t[j] = ((0 + x_0 p[0, j]) + x_1 p[1, j]) + ... + offset[j], row by row of proj, so
-// that the inner loop runs over the R hashes (vectorized by the compiler, one clone per
-// instruction set; contraction is off, so a product and a sum stay two roundings).
-#define PYSKETCH_ONEHOT_PROJECT(SUFFIX, ATTR)                                                                      \
-    template <class T>                                                                                            \
-    ATTR void project_##SUFFIX(const T *x, std::size_t d, const double *proj, const double *offset, std::size_t R, \
-                               double *__restrict t)                                                              \
-    {                                                                                                             \
-        for (std::size_t j = 0; j < R; ++j) t[j] = 0.0;                                                           \
-        for (std::size_t k = 0; k < d; ++k) {                                                                     \
-            const double xk = static_cast<double>(x[k]);                                                          \
-            const double *__restrict p = proj + k * R;                                                            \
-            for (std::size_t j = 0; j < R; ++j) t[j] = t[j] + xk * p[j];                                          \
-        }                                                                                                         \
-        for (std::size_t j = 0; j < R; ++j) t[j] = t[j] + offset[j];                                              \
-    }
-
+// project (onehot_loops.inc), compiled for AVX-512F, for AVX2 + FMA and for the baseline
+// (contraction is off, so a product and a sum stay two roundings).
 #if defined(PYSKETCH_SIMD_X86)
-PYSKETCH_ONEHOT_PROJECT(avx512, __attribute__((target(PYSKETCH_SIMD_TARGET_avx512))) inline)
-PYSKETCH_ONEHOT_PROJECT(avx2, __attribute__((target(PYSKETCH_SIMD_TARGET_avx2))) inline)
+PYSKETCH_SIMD_BEGIN_AVX512
+namespace avx512 {
+#include "pysketch/onehot_loops.inc"
+}  // namespace avx512
+PYSKETCH_SIMD_END
+
+PYSKETCH_SIMD_BEGIN_AVX2
+namespace avx2 {
+#include "pysketch/onehot_loops.inc"
+}  // namespace avx2
+PYSKETCH_SIMD_END
 #endif
-PYSKETCH_ONEHOT_PROJECT(base, inline)
-#undef PYSKETCH_ONEHOT_PROJECT
+
+namespace base {
+#include "pysketch/onehot_loops.inc"
+}  // namespace base
 
 // buckets: b[j] = floor(t[j]) mod W in double (see the top of the file) for j < R; false when
 // some |t[j]| >= 2^52 or is NaN (b[j] is then 0 and the caller redoes the row in int64). All
@@ -330,13 +326,13 @@ RaceLoops<T> race_loops()
 {
 #if defined(PYSKETCH_SIMD_X86)
     switch (simd::level()) {
-    case simd::Level::avx512: return {project_avx512<T>, buckets_avx512};
-    case simd::Level::avx2: return {project_avx2<T>, buckets_avx2};
-    case simd::Level::sse: return {project_base<T>, buckets_sse2};
+    case simd::Level::avx512: return {avx512::project<T>, buckets_avx512};
+    case simd::Level::avx2: return {avx2::project<T>, buckets_avx2};
+    case simd::Level::sse: return {base::project<T>, buckets_sse2};
     default: break;
     }
 #endif
-    return {project_base<T>, buckets_base};
+    return {base::project<T>, buckets_base};
 }
 
 // floor(t) mod W through int64 (t beyond the double path's range).

@@ -29,10 +29,8 @@ enum class Buffer : unsigned {
     block_output,  // the blocks' outputs (structured), or a tile of phases (dense)
     fastfood_tmp,  // Fastfood's permutation scratch
     piece_sums,    // a piece's partial sums before they are merged in order (sketch.hpp)
+    scatter_sums,  // a piece's sums of chosen features (sketch.hpp, features::scatter)
     // subsample.hpp
-    scatter_sums,       // one piece's sums of the chosen features, interleaved pairs
-    scatter_cos,        // the features of a list of chosen phases
-    scatter_sin,        //   "
     chosen_phases,      // the chosen phases of a group of records
     gathered_records,   // a group's records copied together
     chosen_indices,     // masks: the chosen features of a group of records

@@ -20,10 +20,25 @@
 //   gather(base, i)          base[i[l]] in lane l
 //   add_barrier(a, b)        a + b, never contracted with the product that made a
 // All are static inline always_inline functions with the target attribute of their set
-// (PYSKETCH_SIMD_AVX512 / PYSKETCH_SIMD_AVX2). A kernel written once for both sets is stamped
-// out per set by a macro taking (ISA, TARGET) (PYSKETCH_SIMD_TARGET_avx512 = "avx512f",
-// PYSKETCH_SIMD_TARGET_avx2 = "avx2,fma"): GCC and Clang refuse to inline target-specific
-// intrinsics into a function without that target, so a plain template cannot carry them.
+// (PYSKETCH_SIMD_AVX512 / PYSKETCH_SIMD_AVX2; the strings PYSKETCH_SIMD_TARGET_avx512 =
+// "avx512f" and PYSKETCH_SIMD_TARGET_avx2 = "avx2,fma").
+//
+// Kernels written once for every set. A loop written as a template over these operations must
+// itself be compiled for the set: GCC and Clang refuse to inline target-specific intrinsics into
+// a function without that target, and Clang rejects any call passing a 256- or 512-bit vector
+// from a function without the feature to one with it. A template cannot take its target
+// attribute from a template argument, so the target comes from a region instead: such loops
+// live in a *_loops.inc file (no include guard), which its header includes once per set,
+//
+//     PYSKETCH_SIMD_BEGIN_AVX512
+//     namespace avx512 {
+//     #include "pysketch/..._loops.inc"
+//     }
+//     PYSKETCH_SIMD_END
+//
+// and likewise with PYSKETCH_SIMD_BEGIN_AVX2 and namespace avx2. Every function defined between
+// BEGIN and END is compiled for the set (GCC's target pragma, Clang's attribute push), as if it
+// carried the target attribute; the .inc file includes nothing itself.
 #ifndef PYSKETCH_SIMD_HPP
 #define PYSKETCH_SIMD_HPP
 
@@ -60,6 +75,19 @@ inline Level level()
 #define PYSKETCH_SIMD_TARGET_avx2 "avx2,fma"
 #define PYSKETCH_SIMD_AVX512 __attribute__((always_inline, target("avx512f"))) inline
 #define PYSKETCH_SIMD_AVX2 __attribute__((always_inline, target("avx2,fma"))) inline
+
+// The target regions (see the top of this file).
+#if defined(__clang__)
+#define PYSKETCH_SIMD_BEGIN_AVX512 \
+    _Pragma("clang attribute push(__attribute__((target(\"avx512f\"))), apply_to = function)")
+#define PYSKETCH_SIMD_BEGIN_AVX2 \
+    _Pragma("clang attribute push(__attribute__((target(\"avx2,fma\"))), apply_to = function)")
+#define PYSKETCH_SIMD_END _Pragma("clang attribute pop")
+#else
+#define PYSKETCH_SIMD_BEGIN_AVX512 _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f\")")
+#define PYSKETCH_SIMD_BEGIN_AVX2 _Pragma("GCC push_options") _Pragma("GCC target(\"avx2,fma\")")
+#define PYSKETCH_SIMD_END _Pragma("GCC pop_options")
+#endif
 
 template <class T>
 struct Avx512;

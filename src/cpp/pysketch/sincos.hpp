@@ -837,82 +837,18 @@ struct HalfOf<Ops, std::void_t<typename Ops::Half>> {
     using type = typename Ops::Half;
 };
 
-// ---------------------------------------------------------------------------------------------
-// The array loops, written once and compiled for each instruction set. GCC and Clang refuse to
-// inline target-specific intrinsics into a function without that target, so a plain template
-// over Ops cannot be used: this macro stamps out the loops with the target attribute.
-//
-//   sincos_loop     two vectors per step (one range check for both), then the tail
-// ---------------------------------------------------------------------------------------------
-#define PYSKETCH_SINCOS_DEFINE_LOOPS(ISA, TARGET)                                                                    \
-    template <class Ops>                                                                                             \
-    __attribute__((target(TARGET))) void sincos_loop_##ISA(const typename Ops::T *t, std::size_t n,                  \
-                                                          typename Ops::T *c, typename Ops::T *s)                    \
-    {                                                                                                                \
-        using V = typename Ops::V;                                                                                   \
-        constexpr std::size_t L = Ops::lanes;                                                                        \
-        std::size_t j = 0;                                                                                           \
-        /* With 32 registers, the steps are software-pipelined as in cis_columns (features.hpp; the first half of step */          \
-        /* j + 1 before the second half of step j): 0.279 -> 0.263 ns a value (float, AVX-512, Zen 4). */            \
-        typename HalfOf<Ops>::type next[2];                                                                          \
-        bool next_slow = false;                                                                                      \
-        if constexpr (!Ops::check_first) {                                                                           \
-            if (n >= 2 * L) {                                                                                        \
-                const V x[2] = {Ops::load(t), Ops::load(t + L)};                                                     \
-                next[0] = Ops::first(x[0]);                                                                          \
-                next[1] = Ops::first(x[1]);                                                                          \
-                next_slow = Ops::any_outside(x);                                                                     \
-            }                                                                                                        \
-        }                                                                                                            \
-        for (; j + 2 * L <= n; j += 2 * L) {                                                                         \
-            V c0, s0, c1, s1;                                                                                        \
-            bool slow;                                                                                               \
-            if constexpr (Ops::check_first) {                                                                        \
-                const V x[2] = {Ops::load(t + j), Ops::load(t + j + L)};                                             \
-                Ops::values(x[0], c0, s0);                                                                           \
-                Ops::values(x[1], c1, s1);                                                                           \
-                slow = Ops::any_outside(x);                                                                          \
-            } else {                                                                                                 \
-                const typename Ops::Half h0 = next[0], h1 = next[1];                                                 \
-                slow = next_slow;                                                                                    \
-                if (j + 4 * L <= n) {                                                                                \
-                    const V x[2] = {Ops::load(t + j + 2 * L), Ops::load(t + j + 3 * L)};                             \
-                    next[0] = Ops::first(x[0]);                                                                      \
-                    next[1] = Ops::first(x[1]);                                                                      \
-                    next_slow = Ops::any_outside(x);                                                                 \
-                }                                                                                                    \
-                Ops::second(h0, c0, s0);                                                                             \
-                Ops::second(h1, c1, s1);                                                                             \
-            }                                                                                                        \
-            if (PYSKETCH_SINCOS_UNLIKELY(slow)) { /* reloaded: the pipelined loop no longer has them */              \
-                const V x0 = Ops::load(t + j), x1 = Ops::load(t + j + L);                                            \
-                Ops::fix(x0, c0, s0, Ops::outside(x0));                                                              \
-                Ops::fix(x1, c1, s1, Ops::outside(x1));                                                              \
-            }                                                                                                        \
-            Ops::store(c + j, c0);                                                                                   \
-            Ops::store(s + j, s0);                                                                                   \
-            Ops::store(c + j + L, c1);                                                                               \
-            Ops::store(s + j + L, s1);                                                                               \
-        }                                                                                                            \
-        for (; j < n; j += L) { /* at most one full vector and one part */                                           \
-            const std::size_t m = std::min(L, n - j);                                                                \
-            const V x = m == L ? Ops::load(t + j) : Ops::load_part(t + j, m);                                        \
-            V vc, vs;                                                                                                \
-            Ops::values(x, vc, vs);                                                                                  \
-            Ops::fix(x, vc, vs, Ops::outside(x));                                                                    \
-            if (m == L) {                                                                                            \
-                Ops::store(c + j, vc);                                                                               \
-                Ops::store(s + j, vs);                                                                               \
-            } else {                                                                                                 \
-                Ops::store_part(c + j, vc, m);                                                                       \
-                Ops::store_part(s + j, vs, m);                                                                       \
-            }                                                                                                        \
-        }                                                                                                            \
-    }                                                                                                                \
+// The array loops, written once for both sets (sincos_loops.inc) and compiled for each.
+PYSKETCH_SIMD_BEGIN_AVX512
+namespace avx512 {
+#include "pysketch/sincos_loops.inc"
+}  // namespace avx512
+PYSKETCH_SIMD_END
 
-PYSKETCH_SINCOS_DEFINE_LOOPS(avx512, PYSKETCH_SIMD_TARGET_avx512)
-PYSKETCH_SINCOS_DEFINE_LOOPS(avx2, PYSKETCH_SIMD_TARGET_avx2)
-#undef PYSKETCH_SINCOS_DEFINE_LOOPS
+PYSKETCH_SIMD_BEGIN_AVX2
+namespace avx2 {
+#include "pysketch/sincos_loops.inc"
+}  // namespace avx2
+PYSKETCH_SIMD_END
 
 }  // namespace detail
 
@@ -930,8 +866,8 @@ void sincos(const T *t, std::size_t n, T *c, T *s)
     if (n == 0) return;
 #if defined(PYSKETCH_SIMD_X86)
     switch (simd::level()) {
-    case simd::Level::avx512: detail::sincos_loop_avx512<detail::Avx512<T>>(t, n, c, s); return;
-    case simd::Level::avx2: detail::sincos_loop_avx2<detail::Avx2<T>>(t, n, c, s); return;
+    case simd::Level::avx512: detail::avx512::sincos_loop<detail::Avx512<T>>(t, n, c, s); return;
+    case simd::Level::avx2: detail::avx2::sincos_loop<detail::Avx2<T>>(t, n, c, s); return;
     default: break;
     }
 #endif

@@ -8,8 +8,9 @@
 //   accumulate_parallel(...)        the same, columns split over the threads.
 //   sketch(phases, f, u, acc0, acc1)
 //       the one sketching driver: the same for the phases Omega^T x of the rows of x, for
-//       any operator bound to x that gives its phases block by block (the concept is
-//       described at the driver), never materializing more than a block of them.
+//       any operator bound to x that gives its phases block by block, or each record's
+//       chosen features (the subsampled sketches of subsample.hpp; the concept is described
+//       at the driver), never materializing more than a block of them.
 //   sketch_structured(op, f, x, x_stride, rows, u, acc0, acc1)
 //       the driver over StructuredPhases: rows go by L1-sized groups through each block of
 //       the operator and straight into the nonlinearity and the sums.
@@ -31,6 +32,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -40,6 +42,7 @@
 #include "pysketch/features.hpp"
 #include "pysketch/operators.hpp"
 #include "pysketch/parallel.hpp"
+#include "pysketch/scratch.hpp"
 
 namespace pysketch {
 namespace sketch {
@@ -153,39 +156,107 @@ void ordered_pieces(std::size_t rows, std::size_t piece, std::size_t m, bool two
 // ---------------------------------------------------------------------------------------------
 //
 // sketch(phases, f, u, acc0, acc1) adds the features f(Omega^T x_r (+ u)) of the rows of x
-// into acc0/acc1, for any operator that gives its phases block by block. An operator bound to
-// its input (the "phases" argument; Phases<T> below for each operator) provides:
+// into acc0/acc1, for any operator that gives its phases block by block, or only some of them
+// (subsample.hpp: each record's chosen features, the sums rescaled). An operator bound to its
+// input (the "phases" argument; Phases<T> below for each operator) provides:
 //
 //   using value_type                  T, the element type of x and of the phases
 //   std::size_t rows() const          the number of rows of x
 //   std::size_t width() const         m, the number of phases of a row
 //   std::size_t piece_rows() const    rows per piece of the ordered reduction (a function of the
 //                                     operator only, never of the thread count)
-//   void phases(r0, r1, sink) const   the phases of the rows [r0, r1), every phase once, as
-//                                     calls sink(t, count, stride, col, width): the phases of
-//                                     `count` consecutive rows (row k at t + k * stride) in the
-//                                     columns [col, col + width); for each column the rows come
-//                                     in increasing order.
+//   static constexpr bool rescaled    whether the sums are multiplied by scale() (double) before
+//                                     they are added to acc0/acc1
+//   void phases(r0, r1, sink) const   the phases of the rows [r0, r1) as calls of
+//     sink(t, count, stride, col, width)   the phases of `count` consecutive rows (row k at
+//                                     t + k * stride) in the columns [col, col + width); for
+//                                     each column the rows come in increasing order
+//     sink.chosen(t, idx, n)          n phases t[k] of the features idx[k], u already added
+//                                     (rounded to T); features in the order of the rows
 //
-// The driver cuts the rows into pieces, sends each piece's phase blocks straight into the
-// nonlinearity and the piece's sums (never materializing the phases of more than a block),
-// and merges the pieces in order (detail::ordered_pieces). A new operator is one more Phases
+// The driver cuts the rows into pieces, sends each piece's phases straight into the
+// nonlinearity and the piece's sums (detail::PieceSums; never materializing the phases of more
+// than a block), and merges the pieces in order (detail::ordered_pieces): into acc0/acc1, or,
+// when rescaled, into zeroed sums, then acc += scale() * sums. A new operator is one more Phases
 // type; a new feature is one more features.hpp policy behind `f`.
+
+namespace detail {
+
+// The sums of one piece of rows (l0, and l1 when f fills two accumulators; m values each),
+// where the driver sends its phases (see above). Chosen features are summed apart
+// (features::scatter: the two parts of a feature side by side) and added to l0/l1 by finish(),
+// after the piece's blocks.
+template <class T>
+class PieceSums {
+  public:
+    PieceSums(Nonlinearity f, bool two, const T *u, std::size_t m, double *l0, double *l1)
+        : f_(f), two_(two), u_(u), m_(m), l0_(l0), l1_(l1)
+    {
+    }
+
+    void operator()(const T *t, std::size_t count, std::ptrdiff_t stride, std::size_t col, std::size_t width)
+    {
+        accumulate<T>(f_, t, count, stride, width, u_ ? u_ + col : nullptr, l0_ + col, two_ ? l1_ + col : nullptr);
+    }
+
+    void chosen(const T *t, const std::uint32_t *idx, std::size_t n)
+    {
+        if (n == 0) return;
+        if (!chosen_) {
+            chosen_ = scratch::grown<double>(scratch::Buffer::scatter_sums, two_ ? 2 * m_ : m_);
+            std::fill_n(chosen_, two_ ? 2 * m_ : m_, 0.0);
+        }
+        features::scatter<T>(f_, t, idx, n, chosen_);
+    }
+
+    void finish()
+    {
+        if (!chosen_) return;
+        if (!two_) {
+            for (std::size_t j = 0; j < m_; ++j) l0_[j] += chosen_[j];
+            return;
+        }
+        for (std::size_t j = 0; j < m_; ++j) {
+            l0_[j] += chosen_[2 * j];
+            l1_[j] += chosen_[2 * j + 1];
+        }
+    }
+
+  private:
+    Nonlinearity f_;
+    bool two_;
+    const T *u_;
+    std::size_t m_;
+    double *l0_, *l1_;
+    double *chosen_ = nullptr;  // the chosen features' sums, once there are some
+};
+
+}  // namespace detail
+
 template <class Phases>
 void sketch(const Phases &phases, Nonlinearity f, const typename Phases::value_type *u, double *acc0, double *acc1)
 {
     using T = typename Phases::value_type;
-    if (!acc0 || (f != Nonlinearity::square && !acc1)) throw std::invalid_argument("sketch: missing accumulator");
+    const bool two = features::has_two(f);
+    if (!acc0 || (two && !acc1)) throw std::invalid_argument("sketch: missing accumulator");
     const std::size_t rows = phases.rows(), m = phases.width();
     if (rows == 0 || m == 0) return;
-    const bool two = f != Nonlinearity::square;
-    detail::ordered_pieces(rows, phases.piece_rows(), m, two, acc0, acc1,
-                           [&](std::size_t p0, std::size_t p1, double *l0, double *l1) {
-        phases.phases(p0, p1, [&](const T *t, std::size_t count, std::ptrdiff_t stride, std::size_t col,
-                                  std::size_t width) {
-            accumulate<T>(f, t, count, stride, width, u ? u + col : nullptr, l0 + col, l1 ? l1 + col : nullptr);
-        });
-    });
+    auto piece = [&](std::size_t p0, std::size_t p1, double *l0, double *l1) {
+        detail::PieceSums<T> sums(f, two, u, m, l0, l1);
+        phases.phases(p0, p1, sums);
+        sums.finish();
+    };
+    if constexpr (Phases::rescaled) {
+        std::vector<double> sums(two ? 2 * m : m, 0.0);
+        double *s0 = sums.data(), *s1 = two ? s0 + m : nullptr;
+        detail::ordered_pieces(rows, phases.piece_rows(), m, two, s0, s1, piece);
+        const double scale = phases.scale();
+        for (std::size_t j = 0; j < m; ++j) acc0[j] += scale * s0[j];
+        if (two)
+            for (std::size_t j = 0; j < m; ++j) acc1[j] += scale * s1[j];
+    } else {
+        detail::ordered_pieces(rows, phases.piece_rows(), m, two, acc0, acc1, piece);
+    }
 }
 
 // A structured operator bound to the rows of x: rows go by L1-sized groups through each block
@@ -195,6 +266,7 @@ template <class T>
 class StructuredPhases {
   public:
     using value_type = T;
+    static constexpr bool rescaled = false;
 
     StructuredPhases(const operators::Structured<T> &op, const T *x, std::ptrdiff_t x_stride, std::size_t rows)
         : op_(op), x_(x), x_stride_(x_stride), rows_(rows),
@@ -289,6 +361,7 @@ template <class T>
 class DensePhases {
   public:
     using value_type = T;
+    static constexpr bool rescaled = false;
 
     DensePhases(const T *omega, std::ptrdiff_t omega_stride, std::size_t d, std::size_t m, const T *x,
                 std::ptrdiff_t x_stride, std::size_t rows)

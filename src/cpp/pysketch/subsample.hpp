@@ -135,50 +135,18 @@ void pair_phases_portable(const T *wt, std::size_t d, const T *xs, const std::ui
 
 #if defined(PYSKETCH_SIMD_X86)
 
-// One lane group: features ix[0 .. lanes) of the record x (broadcast), or of the records
-// xs + rec[l] * d (gathered) when Pairs. Ops: simd.hpp's operations of one set and type.
-#define PYSKETCH_SUBSAMPLE_KERNELS(ISA, TARGET)                                                                     \
-    template <class Ops, bool Pairs, class T>                                                                        \
-    __attribute__((target(TARGET), always_inline)) inline void lane_group_##ISA(                                     \
-        const T *wt, std::size_t d, const T *x, const std::uint32_t *ix, const std::uint32_t *rec, const T *u,       \
-        T *dst)                                                                                                      \
-    {                                                                                                                \
-        const typename Ops::I j = Ops::loadi(ix);                                                                    \
-        const typename Ops::I off = Ops::scalei(j, d);                                                               \
-        typename Ops::V t;                                                                                           \
-        if constexpr (Pairs) {                                                                                       \
-            const typename Ops::I xo = Ops::scalei(Ops::loadi(rec), d);                                              \
-            t = Ops::mul(Ops::gather(x, xo), Ops::gather(wt, off));                                                  \
-            for (std::size_t i = 1; i < d; ++i) t = Ops::fma(Ops::gather(x + i, xo), Ops::gather(wt + i, off), t);   \
-        } else {                                                                                                     \
-            t = Ops::mul(Ops::set1(x[0]), Ops::gather(wt, off));                                                     \
-            for (std::size_t i = 1; i < d; ++i) t = Ops::fma(Ops::set1(x[i]), Ops::gather(wt + i, off), t);          \
-        }                                                                                                            \
-        if (u) t = Ops::add_barrier(t, Ops::gather(u, j));                                                           \
-        Ops::store(dst, t);                                                                                          \
-    }                                                                                                                \
-    template <class Ops, bool Pairs, class T>                                                                        \
-    __attribute__((target(TARGET))) void chosen_phases_##ISA(const T *wt, std::size_t d, const T *x,                 \
-                                                             const std::uint32_t *idx, const std::uint32_t *rec,    \
-                                                             std::size_t n, const T *u, T *out)                     \
-    {                                                                                                                \
-        constexpr std::size_t L = Ops::lanes;                                                                        \
-        std::size_t k = 0;                                                                                           \
-        for (; k + L <= n; k += L)                                                                                   \
-            lane_group_##ISA<Ops, Pairs>(wt, d, x, idx + k, Pairs ? rec + k : nullptr, u, out + k);                  \
-        if (k < n) {                                                                                                 \
-            alignas(64) std::uint32_t ix[16] = {}, rx[16] = {};                                                      \
-            alignas(64) T dst[16];                                                                                   \
-            std::memcpy(ix, idx + k, (n - k) * sizeof(std::uint32_t));                                               \
-            if (Pairs) std::memcpy(rx, rec + k, (n - k) * sizeof(std::uint32_t));                                    \
-            lane_group_##ISA<Ops, Pairs>(wt, d, x, ix, rx, u, dst);                                                  \
-            std::memcpy(out + k, dst, (n - k) * sizeof(T));                                                          \
-        }                                                                                                            \
-    }
+// The gathered phases, written once for both sets (subsample_loops.inc) and compiled for each.
+PYSKETCH_SIMD_BEGIN_AVX512
+namespace avx512 {
+#include "pysketch/subsample_loops.inc"
+}  // namespace avx512
+PYSKETCH_SIMD_END
 
-PYSKETCH_SUBSAMPLE_KERNELS(avx512, PYSKETCH_SIMD_TARGET_avx512)
-PYSKETCH_SUBSAMPLE_KERNELS(avx2, PYSKETCH_SIMD_TARGET_avx2)
-#undef PYSKETCH_SUBSAMPLE_KERNELS
+PYSKETCH_SIMD_BEGIN_AVX2
+namespace avx2 {
+#include "pysketch/subsample_loops.inc"
+}  // namespace avx2
+PYSKETCH_SIMD_END
 
 #endif  // PYSKETCH_SIMD_X86
 
@@ -199,12 +167,12 @@ void phases_selected(const T *wt, std::size_t d, std::size_t m, const T *x, cons
     if (reach <= static_cast<std::size_t>(std::numeric_limits<int>::max())) {
         switch (simd::level()) {
         case simd::Level::avx512:
-            if (rec) detail::chosen_phases_avx512<simd::Avx512<T>, true>(wt, d, x, idx, rec, n, u, out);
-            else detail::chosen_phases_avx512<simd::Avx512<T>, false>(wt, d, x, idx, rec, n, u, out);
+            if (rec) detail::avx512::chosen_phases<simd::Avx512<T>, true>(wt, d, x, idx, rec, n, u, out);
+            else detail::avx512::chosen_phases<simd::Avx512<T>, false>(wt, d, x, idx, rec, n, u, out);
             return;
         case simd::Level::avx2:
-            if (rec) detail::chosen_phases_avx2<simd::Avx2<T>, true>(wt, d, x, idx, rec, n, u, out);
-            else detail::chosen_phases_avx2<simd::Avx2<T>, false>(wt, d, x, idx, rec, n, u, out);
+            if (rec) detail::avx2::chosen_phases<simd::Avx2<T>, true>(wt, d, x, idx, rec, n, u, out);
+            else detail::avx2::chosen_phases<simd::Avx2<T>, false>(wt, d, x, idx, rec, n, u, out);
             return;
         default: break;
         }
@@ -220,61 +188,12 @@ void phases_selected(const T *wt, std::size_t d, std::size_t m, const T *x, cons
 // ---------------------------------------------------------------------------------------------
 // Sketches
 // ---------------------------------------------------------------------------------------------
+//
+// The subsampled operators below are Phases of sketch.hpp's driver: they give the chosen
+// phases of each record (sink.chosen, or whole phase blocks for the blocks scheme) and their
+// sums are rescaled by m / r.
 
 namespace detail {
-
-// The sums of one piece: features scattered into interleaved pairs (one cache line per
-// chosen feature), then added to l0 / l1, which start at zero (so no rounding is added).
-class Scatter {
-  public:
-    Scatter(std::size_t m, bool two) : m_(m), two_(two)
-    {
-        sums_ = scratch::grown<double>(scratch::Buffer::scatter_sums, two ? 2 * m : m);
-        std::fill_n(sums_, two ? 2 * m : m, 0.0);
-    }
-
-    // c[k], s[k] = the features of the phases t[k] (the values sincos.hpp's accumulations add
-    // for them: one row into zeroed accumulators; square: t^2 in double), added at idx[k].
-    template <class T>
-    void add(sketch::Nonlinearity f, const T *t, const std::uint32_t *idx, std::size_t n)
-    {
-        if (n == 0) return;
-        double *c = scratch::grown<double>(scratch::Buffer::scatter_cos, n);
-        if (f == sketch::Nonlinearity::square) {
-            for (std::size_t k = 0; k < n; ++k) {
-                const double v = static_cast<double>(t[k]);
-                sums_[idx[k]] += v * v;
-            }
-            return;
-        }
-        double *s = scratch::grown<double>(scratch::Buffer::scatter_sin, n);
-        std::fill_n(c, n, 0.0);
-        std::fill_n(s, n, 0.0);
-        sketch::accumulate<T>(f, t, 1, static_cast<std::ptrdiff_t>(n), n, nullptr, c, s);
-        for (std::size_t k = 0; k < n; ++k) {
-            double *p = sums_ + 2 * static_cast<std::size_t>(idx[k]);
-            p[0] += c[k];
-            p[1] += s[k];
-        }
-    }
-
-    void finish(double *l0, double *l1) const
-    {
-        if (!two_) {
-            for (std::size_t j = 0; j < m_; ++j) l0[j] += sums_[j];
-            return;
-        }
-        for (std::size_t j = 0; j < m_; ++j) {
-            l0[j] += sums_[2 * j];
-            l1[j] += sums_[2 * j + 1];
-        }
-    }
-
-  private:
-    std::size_t m_;
-    bool two_;
-    double *sums_;
-};
 
 // Records per group in the gather way: about 1024 chosen features per call of the nonlinearity.
 inline std::size_t group_records(std::size_t r) { return std::clamp<std::size_t>((1024 + r - 1) / r, 1, 64); }
@@ -287,19 +206,6 @@ inline std::size_t piece_records(std::size_t m, std::size_t r, std::size_t d, st
     const std::size_t per_row = std::max<std::size_t>(1, r * (d + 16));
     const std::size_t want = std::max<std::size_t>({1, (std::size_t{1} << 22) / per_row, 8 * m / std::max<std::size_t>(1, r)});
     return (want + group - 1) / group * group;
-}
-
-// Runs the ordered reduction into zeroed sums, then acc += scale * sums.
-template <class Body>
-void scaled_pieces(std::size_t rows, std::size_t piece, std::size_t m, bool two, double scale, double *acc0,
-                   double *acc1, Body &&body)
-{
-    std::vector<double> sums(two ? 2 * m : m, 0.0);
-    double *s0 = sums.data(), *s1 = two ? s0 + m : nullptr;
-    sketch::detail::ordered_pieces(rows, piece, m, two, s0, s1, body);
-    for (std::size_t j = 0; j < m; ++j) acc0[j] += scale * s0[j];
-    if (two)
-        for (std::size_t j = 0; j < m; ++j) acc1[j] += scale * s1[j];
 }
 
 inline double scale_of(const MaskSpec &spec)
@@ -325,67 +231,85 @@ inline void draw_group(const MaskSpec &spec, Key key, std::uint64_t first, std::
 
 }  // namespace detail
 
-// acc0/acc1 += (m / r) * sum_i of the features f(omega_j^T x_i (+ u_j)) for j in the mask of
-// record first + i. Omega dense, given both ways: omega (d x m, row-major, `omega_stride`
-// elements between rows) and omega_t = Omega^T (m x d, C-contiguous); scheme uniform or
-// bernoulli.
+// A dense Omega, given both ways (omega: d x m, row-major, `omega_stride` elements between rows;
+// omega_t = Omega^T, m x d, C-contiguous), bound to the rows of x and their masks (scheme
+// uniform or bernoulli).
 template <class T>
-void sketch_dense_subsampled(const T *omega, std::ptrdiff_t omega_stride, const T *omega_t, std::size_t d,
-                             std::size_t m, sketch::Nonlinearity f, const T *x, std::ptrdiff_t x_stride,
-                             std::size_t rows, const T *u, const MaskSpec &spec, Key key, std::uint64_t first,
-                             double *acc0, double *acc1)
-{
-    validate(spec);
-    if (spec.m != m) throw std::invalid_argument("sketch_dense_subsampled: the mask's m differs from Omega's");
-    if (spec.scheme == Scheme::blocks)
-        throw std::invalid_argument("sketch_dense_subsampled: the blocks scheme needs a structured operator");
-    if (d == 0) throw std::invalid_argument("sketch_dense_subsampled: d must be >= 1");
-    if (!acc0 || (f != sketch::Nonlinearity::square && !acc1))
-        throw std::invalid_argument("sketch: missing accumulator");
-    if (rows == 0) return;
-    const bool two = f != sketch::Nonlinearity::square;
-    const bool strips = strip_ratio * spec.r >= m;
-    constexpr std::size_t tr = sketch::dense_tile_rows, tc = sketch::dense_tile_cols<T>();
-    const std::size_t group = strips ? tr : detail::group_records(spec.r);
-    detail::scaled_pieces(rows, detail::piece_records(m, spec.r, d, group), m, two, detail::scale_of(spec), acc0,
-                          acc1, [&](std::size_t p0, std::size_t p1, double *l0, double *l1) {
+class DenseSubsampledPhases {
+  public:
+    using value_type = T;
+    static constexpr bool rescaled = true;
+
+    DenseSubsampledPhases(const T *omega, std::ptrdiff_t omega_stride, const T *omega_t, std::size_t d,
+                          std::size_t m, const T *x, std::ptrdiff_t x_stride, std::size_t rows, const T *u,
+                          const MaskSpec &spec, Key key, std::uint64_t first)
+        : omega_(omega), omega_stride_(omega_stride), omega_t_(omega_t), d_(d), m_(m), x_(x), x_stride_(x_stride),
+          rows_(rows), u_(u), spec_(spec), key_(key), first_(first), strips_(strip_ratio * spec.r >= m),
+          group_(strips_ ? sketch::dense_tile_rows : detail::group_records(spec.r))
+    {
+    }
+
+    std::size_t rows() const { return rows_; }
+    std::size_t width() const { return m_; }
+    std::size_t piece_rows() const { return detail::piece_records(m_, spec_.r, d_, group_); }
+    double scale() const { return detail::scale_of(spec_); }
+
+    template <class Sink>
+    void phases(std::size_t p0, std::size_t p1, Sink &&sink) const
+    {
+        if (strips_) strip_phases(p0, p1, sink);
+        else gathered_phases(p0, p1, sink);
+    }
+
+  private:
+    // The gather way: each group of records draws its masks and computes the chosen phases.
+    template <class Sink>
+    void gathered_phases(std::size_t p0, std::size_t p1, Sink &sink) const
+    {
+        const std::size_t d = d_, m = m_, group = group_;
+        const T *const u = u_;
         IndexList &idx = scratch::local<IndexList>(scratch::Buffer::chosen_indices);
         IndexList &rec = scratch::local<IndexList>(scratch::Buffer::chosen_records);
-        detail::Scatter scatter(m, two);
-        if (!strips) {
-            for (std::size_t g0 = p0; g0 < p1; g0 += group) {
-                const std::size_t count = std::min(group, p1 - g0);
-                detail::draw_group(spec, key, first + g0, count, false, idx, rec);
-                T *ph = scratch::grown<T>(scratch::Buffer::chosen_phases, idx.size());
-                const T *xg = x + static_cast<std::ptrdiff_t>(g0) * x_stride;
-                if (spec.r >= 16) {  // whole lane groups of one record: x broadcast
-                    std::size_t e0 = 0;
-                    for (std::size_t q = 0; q < count; ++q) {
-                        std::size_t e1 = e0;
-                        while (e1 < idx.size() && rec[e1] == q) ++e1;
-                        phases_selected<T>(omega_t, d, m, xg + static_cast<std::ptrdiff_t>(q) * x_stride,
-                                           idx.data() + e0, nullptr, 0, e1 - e0, u, ph + e0);
-                        e0 = e1;
-                    }
-                } else {  // (record, feature) pairs: the group's records copied together
-                    T *xs = scratch::grown<T>(scratch::Buffer::gathered_records, count * d);
-                    for (std::size_t q = 0; q < count; ++q)
-                        std::memcpy(xs + q * d, xg + static_cast<std::ptrdiff_t>(q) * x_stride, d * sizeof(T));
-                    phases_selected<T>(omega_t, d, m, xs, idx.data(), rec.data(), count, idx.size(), u, ph);
+        for (std::size_t g0 = p0; g0 < p1; g0 += group) {
+            const std::size_t count = std::min(group, p1 - g0);
+            detail::draw_group(spec_, key_, first_ + g0, count, false, idx, rec);
+            T *ph = scratch::grown<T>(scratch::Buffer::chosen_phases, idx.size());
+            const T *xg = x_ + static_cast<std::ptrdiff_t>(g0) * x_stride_;
+            if (spec_.r >= 16) {  // whole lane groups of one record: x broadcast
+                std::size_t e0 = 0;
+                for (std::size_t q = 0; q < count; ++q) {
+                    std::size_t e1 = e0;
+                    while (e1 < idx.size() && rec[e1] == q) ++e1;
+                    phases_selected<T>(omega_t_, d, m, xg + static_cast<std::ptrdiff_t>(q) * x_stride_,
+                                       idx.data() + e0, nullptr, 0, e1 - e0, u, ph + e0);
+                    e0 = e1;
                 }
-                scatter.add<T>(f, ph, idx.data(), idx.size());
+            } else {  // (record, feature) pairs: the group's records copied together
+                T *xs = scratch::grown<T>(scratch::Buffer::gathered_records, count * d);
+                for (std::size_t q = 0; q < count; ++q)
+                    std::memcpy(xs + q * d, xg + static_cast<std::ptrdiff_t>(q) * x_stride_, d * sizeof(T));
+                phases_selected<T>(omega_t_, d, m, xs, idx.data(), rec.data(), count, idx.size(), u, ph);
             }
-            scatter.finish(l0, l1);
-            return;
+            sink.chosen(ph, idx.data(), idx.size());
         }
-        // strips: the masks of the whole piece, bucketed by strip of columns; then strip after
-        // strip (Omega's strip stays in cache), tiles of all the phases of 16 records, from
-        // which the chosen ones are picked.
+    }
+
+    // The strips way: the masks of the whole piece, bucketed by strip of columns; then strip
+    // after strip (Omega's strip stays in cache), tiles of all the phases of 16 records, from
+    // which the chosen ones are picked.
+    template <class Sink>
+    void strip_phases(std::size_t p0, std::size_t p1, Sink &sink) const
+    {
+        constexpr std::size_t tr = sketch::dense_tile_rows, tc = sketch::dense_tile_cols<T>();
+        const std::size_t d = d_, m = m_;
+        const T *const u = u_;
+        IndexList &idx = scratch::local<IndexList>(scratch::Buffer::chosen_indices);
+        IndexList &rec = scratch::local<IndexList>(scratch::Buffer::chosen_records);
         std::vector<std::size_t> &start = scratch::vector<std::size_t>(scratch::Buffer::bucket_start);
         std::vector<std::size_t> &hist = scratch::vector<std::size_t>(scratch::Buffer::bucket_histogram);
         T *const tile = scratch::aligned<T>(scratch::Buffer::block_output, tr * tc);
         const std::size_t nstrips = (m + tc - 1) / tc;
-        detail::draw_group(spec, key, first + p0, p1 - p0, false, idx, rec);
+        detail::draw_group(spec_, key_, first_ + p0, p1 - p0, false, idx, rec);
         const std::size_t n = idx.size();
         const std::uint32_t *const ix = idx.data();
         const std::uint32_t *const rx = rec.data();
@@ -409,8 +333,8 @@ void sketch_dense_subsampled(const T *omega, std::ptrdiff_t omega_stride, const 
                 std::size_t s1 = s0;
                 while (s1 < start[b + 1] && rx[order[s1]] < q0 + count) ++s1;
                 if (s1 == s0) continue;
-                dense::phases<T>(x + static_cast<std::ptrdiff_t>(r0) * x_stride, x_stride, count, d, omega + c0,
-                                 omega_stride, width, tile, static_cast<std::ptrdiff_t>(tc));
+                dense::phases<T>(x_ + static_cast<std::ptrdiff_t>(r0) * x_stride_, x_stride_, count, d,
+                                 omega_ + c0, omega_stride_, width, tile, static_cast<std::ptrdiff_t>(tc));
                 for (std::size_t t = s0; t < s1; ++t) {
                     const std::size_t e = order[t], j = ix[e];
                     const T v = tile[(rx[e] - q0) * tc + (j - c0)];
@@ -420,9 +344,183 @@ void sketch_dense_subsampled(const T *omega, std::ptrdiff_t omega_stride, const 
                 s0 = s1;
             }
         }
-        scatter.add<T>(f, ph, picked, n);
-        scatter.finish(l0, l1);
-    });
+        sink.chosen(ph, picked, n);
+    }
+
+    const T *omega_;
+    std::ptrdiff_t omega_stride_;
+    const T *omega_t_;
+    std::size_t d_, m_;
+    const T *x_;
+    std::ptrdiff_t x_stride_;
+    std::size_t rows_;
+    const T *u_;
+    MaskSpec spec_;
+    Key key_;
+    std::uint64_t first_;
+    bool strips_;        // the strips way (r >= m / strip_ratio), else the gather way
+    std::size_t group_;  // records per group
+};
+
+// A structured operator bound to the rows of x and their masks: blocks (spec.block == op.dp(),
+// m a multiple of it) or uniform / bernoulli.
+template <class T>
+class StructuredSubsampledPhases {
+  public:
+    using value_type = T;
+    static constexpr bool rescaled = true;
+
+    StructuredSubsampledPhases(const operators::Structured<T> &op, const T *x, std::ptrdiff_t x_stride,
+                               std::size_t rows, const T *u, const MaskSpec &spec, Key key, std::uint64_t first)
+        : op_(op), x_(x), x_stride_(x_stride), rows_(rows), u_(u), spec_(spec), key_(key), first_(first)
+    {
+    }
+
+    std::size_t rows() const { return rows_; }
+    std::size_t width() const { return op_.m; }
+    double scale() const { return detail::scale_of(spec_); }
+    std::size_t piece_rows() const
+    {
+        const std::size_t dp = op_.dp(), m = op_.m, log_cost = static_cast<std::size_t>(op_.log_dp) + 1;
+        if (spec_.scheme == Scheme::blocks) {
+            const std::size_t wide = wide_rows();
+            const std::size_t want =
+                std::max<std::size_t>({1, (std::size_t{1} << 21) / (spec_.r * log_cost), 8 * m / spec_.r});
+            return (want + wide - 1) / wide * wide;
+        }
+        const std::size_t group = detail::group_records(spec_.r);
+        const std::size_t per_row = std::min(spec_.r, op_.blocks) * dp * log_cost + spec_.r * 16;
+        const std::size_t want = std::max<std::size_t>({1, (std::size_t{1} << 22) / per_row, 8 * m / spec_.r});
+        return (want + group - 1) / group * group;
+    }
+
+    template <class Sink>
+    void phases(std::size_t p0, std::size_t p1, Sink &&sink) const
+    {
+        if (spec_.scheme == Scheme::blocks) block_phases(p0, p1, sink);
+        else chosen_phases(p0, p1, sink);
+    }
+
+  private:
+    // Records per mask draw of the blocks scheme: a whole number of L1-sized transform groups.
+    std::size_t wide_rows() const
+    {
+        const std::size_t g = operators::detail::group_rows<T>(op_.log_dp);
+        return std::max<std::size_t>(g, 64 / g * g);
+    }
+
+    // blocks: a wide group of records draws its blocks; each chosen block is transformed for the
+    // records that chose it (in record order, L1-sized groups), one phase block.
+    template <class Sink>
+    void block_phases(std::size_t p0, std::size_t p1, Sink &sink) const
+    {
+        const operators::Structured<T> &op = op_;
+        const std::size_t dp = op.dp(), m = op.m, k = spec_.r / dp, nblocks = m / dp;
+        const std::size_t g = operators::detail::group_rows<T>(op.log_dp), wide = wide_rows();
+        IndexList &chosen = scratch::local<IndexList>(scratch::Buffer::chosen_indices);
+        std::vector<std::size_t> &start = scratch::vector<std::size_t>(scratch::Buffer::bucket_start);
+        Marks &marks = scratch::local<Marks>(scratch::Buffer::mask_marks);
+        T *const pad = scratch::aligned<T>(scratch::Buffer::padded_input, g * dp);
+        T *const buf = scratch::aligned<T>(scratch::Buffer::block_output, g * dp);
+        T *const tmp =
+            op.kind == operators::Kind::fastfood ? scratch::aligned<T>(scratch::Buffer::fastfood_tmp, g * dp) : nullptr;
+        for (std::size_t w0 = p0; w0 < p1; w0 += wide) {
+            const std::size_t count = std::min(wide, p1 - w0);
+            chosen.clear();
+            for (std::size_t q = 0; q < count; ++q) {
+                Xoshiro256pp rng = record_generator(key_, first_ + w0 + q);
+                draw_mask(spec_, rng, marks, false, chosen);
+            }
+            // bucket the records by block (counting sort, record order kept)
+            start.assign(nblocks + 1, 0);
+            for (std::size_t e = 0; e < chosen.size(); ++e) ++start[chosen[e] + 1];
+            for (std::size_t b = 0; b < nblocks; ++b) start[b + 1] += start[b];
+            std::uint32_t *const order = scratch::grown<std::uint32_t>(scratch::Buffer::order, chosen.size());
+            for (std::size_t e = 0; e < chosen.size(); ++e)
+                order[start[chosen[e]]++] = static_cast<std::uint32_t>(e / k);
+            for (std::size_t b = nblocks; b > 0; --b) start[b] = start[b - 1];  // restore the starts
+            start[0] = 0;
+            for (std::size_t b = 0; b < nblocks; ++b) {
+                for (std::size_t e0 = start[b]; e0 < start[b + 1]; e0 += g) {
+                    const std::size_t n = std::min(g, start[b + 1] - e0);
+                    for (std::size_t e = 0; e < n; ++e) {
+                        const T *xr = x_ + static_cast<std::ptrdiff_t>(w0 + order[e0 + e]) * x_stride_;
+                        operators::detail::load_padded(xr, x_stride_, 1, op.d, dp, pad + e * dp);
+                    }
+                    operators::detail::forward_block(op, b, pad, static_cast<std::ptrdiff_t>(dp), buf,
+                                                     static_cast<std::ptrdiff_t>(dp), buf, tmp, n);
+                    sink(static_cast<const T *>(buf), n, static_cast<std::ptrdiff_t>(dp), b * dp, dp);
+                }
+            }
+        }
+    }
+
+    // uniform / bernoulli: per record, the blocks holding a chosen feature are transformed and
+    // the chosen phases picked out.
+    template <class Sink>
+    void chosen_phases(std::size_t p0, std::size_t p1, Sink &sink) const
+    {
+        const operators::Structured<T> &op = op_;
+        const std::size_t dp = op.dp(), group = detail::group_records(spec_.r);
+        const T *const u = u_;
+        IndexList &idx = scratch::local<IndexList>(scratch::Buffer::chosen_indices);
+        IndexList &rec = scratch::local<IndexList>(scratch::Buffer::chosen_records);
+        T *const pad = scratch::aligned<T>(scratch::Buffer::padded_input, dp);
+        T *const buf = scratch::aligned<T>(scratch::Buffer::block_output, dp);
+        T *const tmp =
+            op.kind == operators::Kind::fastfood ? scratch::aligned<T>(scratch::Buffer::fastfood_tmp, dp) : nullptr;
+        for (std::size_t g0 = p0; g0 < p1; g0 += group) {
+            const std::size_t count = std::min(group, p1 - g0);
+            detail::draw_group(spec_, key_, first_ + g0, count, true, idx, rec);
+            T *ph = scratch::grown<T>(scratch::Buffer::chosen_phases, idx.size());
+            std::size_t loaded = static_cast<std::size_t>(-1), current = 0;
+            for (std::size_t e = 0; e < idx.size(); ++e) {
+                const std::size_t q = rec[e], j = idx[e], b = j / dp;
+                if (q != loaded) {
+                    const T *xr = x_ + static_cast<std::ptrdiff_t>(g0 + q) * x_stride_;
+                    operators::detail::load_padded(xr, x_stride_, 1, op.d, dp, pad);
+                    loaded = q;
+                    current = static_cast<std::size_t>(-1);
+                }
+                if (b != current) {
+                    operators::detail::forward_block(op, b, pad, static_cast<std::ptrdiff_t>(dp), buf,
+                                                     static_cast<std::ptrdiff_t>(dp), buf, tmp, 1);
+                    current = b;
+                }
+                const T t = buf[j - b * dp];
+                ph[e] = u ? static_cast<T>(t + u[j]) : t;
+            }
+            sink.chosen(ph, idx.data(), idx.size());
+        }
+    }
+
+    const operators::Structured<T> &op_;
+    const T *x_;
+    std::ptrdiff_t x_stride_;
+    std::size_t rows_;
+    const T *u_;
+    MaskSpec spec_;
+    Key key_;
+    std::uint64_t first_;
+};
+
+// acc0/acc1 += (m / r) * sum_i of the features f(omega_j^T x_i (+ u_j)) for j in the mask of
+// record first + i. Omega dense, given both ways: omega (d x m, row-major, `omega_stride`
+// elements between rows) and omega_t = Omega^T (m x d, C-contiguous); scheme uniform or
+// bernoulli.
+template <class T>
+void sketch_dense_subsampled(const T *omega, std::ptrdiff_t omega_stride, const T *omega_t, std::size_t d,
+                             std::size_t m, sketch::Nonlinearity f, const T *x, std::ptrdiff_t x_stride,
+                             std::size_t rows, const T *u, const MaskSpec &spec, Key key, std::uint64_t first,
+                             double *acc0, double *acc1)
+{
+    validate(spec);
+    if (spec.m != m) throw std::invalid_argument("sketch_dense_subsampled: the mask's m differs from Omega's");
+    if (spec.scheme == Scheme::blocks)
+        throw std::invalid_argument("sketch_dense_subsampled: the blocks scheme needs a structured operator");
+    if (d == 0) throw std::invalid_argument("sketch_dense_subsampled: d must be >= 1");
+    sketch::sketch(DenseSubsampledPhases<T>(omega, omega_stride, omega_t, d, m, x, x_stride, rows, u, spec, key, first),
+                   f, u, acc0, acc1);
 }
 
 // The same for a structured operator: blocks (spec.block == op.dp(), m a multiple of it) or
@@ -437,107 +535,7 @@ void sketch_structured_subsampled(const operators::Structured<T> &op, sketch::No
     if (spec.m != op.m) throw std::invalid_argument("sketch_structured_subsampled: the mask's m differs from Omega's");
     if (spec.scheme == Scheme::blocks && spec.block != op.dp())
         throw std::invalid_argument("sketch_structured_subsampled: the blocks must be the operator's blocks");
-    if (!acc0 || (f != sketch::Nonlinearity::square && !acc1))
-        throw std::invalid_argument("sketch: missing accumulator");
-    if (rows == 0) return;
-    const bool two = f != sketch::Nonlinearity::square;
-    const std::size_t dp = op.dp(), m = op.m, log_cost = static_cast<std::size_t>(op.log_dp) + 1;
-    const double scale = detail::scale_of(spec);
-
-    if (spec.scheme == Scheme::blocks) {
-        // A wide group of records draws its blocks; each chosen block is transformed for the
-        // records that chose it (in record order, L1-sized groups) and accumulated at once.
-        const std::size_t k = spec.r / dp, nblocks = m / dp;
-        const std::size_t g = operators::detail::group_rows<T>(op.log_dp);
-        const std::size_t wide = std::max<std::size_t>(g, 64 / g * g);
-        const std::size_t want = std::max<std::size_t>({1, (std::size_t{1} << 21) / (spec.r * log_cost), 8 * m / spec.r});
-        const std::size_t piece = (want + wide - 1) / wide * wide;
-        detail::scaled_pieces(rows, piece, m, two, scale, acc0, acc1,
-                              [&](std::size_t p0, std::size_t p1, double *l0, double *l1) {
-            IndexList &chosen = scratch::local<IndexList>(scratch::Buffer::chosen_indices);
-            std::vector<std::size_t> &start = scratch::vector<std::size_t>(scratch::Buffer::bucket_start);
-            Marks &marks = scratch::local<Marks>(scratch::Buffer::mask_marks);
-            T *const pad = scratch::aligned<T>(scratch::Buffer::padded_input, g * dp);
-            T *const buf = scratch::aligned<T>(scratch::Buffer::block_output, g * dp);
-            T *const tmp = op.kind == operators::Kind::fastfood
-                               ? scratch::aligned<T>(scratch::Buffer::fastfood_tmp, g * dp)
-                               : nullptr;
-            for (std::size_t w0 = p0; w0 < p1; w0 += wide) {
-                const std::size_t count = std::min(wide, p1 - w0);
-                chosen.clear();
-                for (std::size_t q = 0; q < count; ++q) {
-                    Xoshiro256pp rng = record_generator(key, first + w0 + q);
-                    draw_mask(spec, rng, marks, false, chosen);
-                }
-                // bucket the records by block (counting sort, record order kept)
-                start.assign(nblocks + 1, 0);
-                for (std::size_t e = 0; e < chosen.size(); ++e) ++start[chosen[e] + 1];
-                for (std::size_t b = 0; b < nblocks; ++b) start[b + 1] += start[b];
-                std::uint32_t *const order = scratch::grown<std::uint32_t>(scratch::Buffer::order, chosen.size());
-                for (std::size_t e = 0; e < chosen.size(); ++e)
-                    order[start[chosen[e]]++] = static_cast<std::uint32_t>(e / k);
-                for (std::size_t b = nblocks; b > 0; --b) start[b] = start[b - 1];  // restore the starts
-                start[0] = 0;
-                for (std::size_t b = 0; b < nblocks; ++b) {
-                    for (std::size_t e0 = start[b]; e0 < start[b + 1]; e0 += g) {
-                        const std::size_t n = std::min(g, start[b + 1] - e0);
-                        for (std::size_t e = 0; e < n; ++e) {
-                            const T *xr = x + static_cast<std::ptrdiff_t>(w0 + order[e0 + e]) * x_stride;
-                            operators::detail::load_padded(xr, x_stride, 1, op.d, dp, pad + e * dp);
-                        }
-                        operators::detail::forward_block(op, b, pad, static_cast<std::ptrdiff_t>(dp), buf,
-                                                         static_cast<std::ptrdiff_t>(dp), buf, tmp, n);
-                        const std::size_t col = b * dp;
-                        sketch::accumulate<T>(f, buf, n, static_cast<std::ptrdiff_t>(dp), dp, u ? u + col : nullptr,
-                                              l0 + col, l1 ? l1 + col : nullptr);
-                    }
-                }
-            }
-        });
-        return;
-    }
-
-    // uniform / bernoulli: per record, the blocks holding a chosen feature are transformed and
-    // the chosen phases picked out.
-    const std::size_t group = detail::group_records(spec.r);
-    const std::size_t want = std::max<std::size_t>(
-        {1, (std::size_t{1} << 22) / (std::min(spec.r, op.blocks) * dp * log_cost + spec.r * 16), 8 * m / spec.r});
-    const std::size_t piece = (want + group - 1) / group * group;
-    detail::scaled_pieces(rows, piece, m, two, scale, acc0, acc1,
-                          [&](std::size_t p0, std::size_t p1, double *l0, double *l1) {
-        IndexList &idx = scratch::local<IndexList>(scratch::Buffer::chosen_indices);
-        IndexList &rec = scratch::local<IndexList>(scratch::Buffer::chosen_records);
-        detail::Scatter scatter(m, two);
-        T *const pad = scratch::aligned<T>(scratch::Buffer::padded_input, dp);
-        T *const buf = scratch::aligned<T>(scratch::Buffer::block_output, dp);
-        T *const tmp = op.kind == operators::Kind::fastfood
-                           ? scratch::aligned<T>(scratch::Buffer::fastfood_tmp, dp)
-                           : nullptr;
-        for (std::size_t g0 = p0; g0 < p1; g0 += group) {
-            const std::size_t count = std::min(group, p1 - g0);
-            detail::draw_group(spec, key, first + g0, count, true, idx, rec);
-            T *ph = scratch::grown<T>(scratch::Buffer::chosen_phases, idx.size());
-            std::size_t loaded = static_cast<std::size_t>(-1), current = 0;
-            for (std::size_t e = 0; e < idx.size(); ++e) {
-                const std::size_t q = rec[e], j = idx[e], b = j / dp;
-                if (q != loaded) {
-                    const T *xr = x + static_cast<std::ptrdiff_t>(g0 + q) * x_stride;
-                    operators::detail::load_padded(xr, x_stride, 1, op.d, dp, pad);
-                    loaded = q;
-                    current = static_cast<std::size_t>(-1);
-                }
-                if (b != current) {
-                    operators::detail::forward_block(op, b, pad, static_cast<std::ptrdiff_t>(dp), buf,
-                                                     static_cast<std::ptrdiff_t>(dp), buf, tmp, 1);
-                    current = b;
-                }
-                const T t = buf[j - b * dp];
-                ph[e] = u ? static_cast<T>(t + u[j]) : t;
-            }
-            scatter.add<T>(f, ph, idx.data(), idx.size());
-        }
-        scatter.finish(l0, l1);
-    });
+    sketch::sketch(StructuredSubsampledPhases<T>(op, x, x_stride, rows, u, spec, key, first), f, u, acc0, acc1);
 }
 
 }  // namespace subsample
