@@ -32,7 +32,7 @@
 //
 //     PYSKETCH_SIMD_BEGIN_AVX512
 //     namespace avx512 {
-//     #include "pysketch/..._loops.inc"
+//     #include "pysketch/clamp_loops.inc"   (clamp.hpp's, for example)
 //     }
 //     PYSKETCH_SIMD_END
 //
