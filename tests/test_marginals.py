@@ -255,3 +255,14 @@ def test_rules_and_bad_arguments():
         syn.cdf(3, [0.5])
     with pytest.raises(ValueError, match="not fitted"):
         MarginalSynopsis(box).cdf(0, [1.0])
+
+
+def test_rake_survives_tables_whose_supports_do_not_meet():
+    # noisy tables clipped at zero can disagree completely: table 0 puts all its mass on the
+    # first record's cell, table 1 on the second's. No weighting matches both; raking must
+    # still return weights (finite, >= 0, summing to 1) and report the mismatch in its gap
+    cells = np.array([[0, 0], [1, 1]])
+    w, sweeps, gap = raking.rake(cells, [2, 2], [np.array([1.0, 0.0]), np.array([0.0, 1.0])])
+    assert np.isfinite(w).all() and (w >= 0).all() and w.sum() == pytest.approx(1.0)
+    np.testing.assert_array_equal(w, [1.0, 0.0])  # table 0 was matched, table 1 could not be
+    assert gap == pytest.approx(1.0)

@@ -201,9 +201,10 @@ def rake(cells, sizes, targets, *, max_sweeps=MAX_SWEEPS, tol=1e-10):
     the targets (module docstring, step 3). cells: (n_s, P) each record's cell within table
     p (0 <= cells[:, p] < sizes[p]); targets: a list of P arrays of fractions. Cells with a
     target but no synthetic record cannot be matched: their mass is spread over the
-    table's other cells. Stops when no table's total variation distance to its target
-    moves by more than `tol` in a sweep, or after max_sweeps. Returns (weights, sweeps,
-    the largest total variation distance left)."""
+    table's other cells; a table whose target has no mass left where the weights are is
+    left unmatched (its distance is in the gap returned). Stops when no table's total
+    variation distance to its target moves by more than `tol` in a sweep, or after
+    max_sweeps. Returns (weights, sweeps, the largest total variation distance left)."""
     n_s, P = cells.shape
     w = np.full(n_s, 1.0 / n_s)
     reach = []
@@ -222,8 +223,13 @@ def rake(cells, sizes, targets, *, max_sweeps=MAX_SWEEPS, tol=1e-10):
             current = np.bincount(cells[:, p], weights=w, minlength=sizes[p])
             gap = max(gap, 0.5 * float(np.abs(current - reach[p]).sum()))
             ratio = np.divide(reach[p], current, out=np.zeros(sizes[p]), where=current > 0)
-            w *= ratio[cells[:, p]]
-            w /= w.sum()
+            scaled = w * ratio[cells[:, p]]
+            total = scaled.sum()
+            if total > 0:
+                w = scaled / total
+            # else: noisy tables clipped at zero can leave table p's target no mass on any
+            # cell the weights still reach; matching it would zero every weight, so this
+            # sweep leaves it unmatched and its distance stays in the gap returned
         if abs(previous - gap) <= tol or gap <= tol:
             break
         previous = gap
