@@ -102,3 +102,6 @@ def setup(app):
 html_theme = "pydata_sphinx_theme"
 html_title = f"pysketch {release}"
 html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
+# the theme's light/dark switch starts from this mode; without it the page starts with no
+# mode and the theme's script logs an error to the browser's console before choosing one
+html_context = {"default_mode": "auto"}
