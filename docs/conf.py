@@ -27,6 +27,7 @@ extensions = [
     "numpydoc",
     "sphinx.ext.doctest",
     "myst_parser",
+    "matplotlib.sphinxext.plot_directive",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -95,9 +96,31 @@ def _constant_doc(app, what, name, obj, options, lines):
     lines[:] = list(comment or [])
 
 
+# The user guide, the changelog and the citing page name the API with roles
+# ({class}`pysketch.estimators.CompressiveKMeans`): an unresolved one there is a warning (so an
+# error with -W), so that a renamed or removed object breaks the build instead of leaving
+# plain text. The API reference keeps Sphinx's default (numpydoc's types are not all objects).
+_CHECKED_PAGES = ("guide/", "changelog", "citing")
+
+
+def _guide_reference(app, env, node, contnode):
+    if node.get("refdomain") == "py" and node.get("refdoc", "").startswith(_CHECKED_PAGES):
+        _logger.warning("unresolved reference %r (%s role) in a guide page", node.get("reftarget"),
+                        node.get("reftype"), location=node, type="guide")
+    return None
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _constant_doc, priority=400)  # before numpydoc
+    app.connect("missing-reference", _guide_reference)
 
+
+# The guide's pictures are drawn at build time from small seeded computations with pysketch
+# (matplotlib's plot directive), so that a picture cannot disagree with the code.
+plot_html_show_source_link = False
+plot_html_show_formats = False
+plot_formats = [("png", 110)]
+plot_rcparams = {"figure.figsize": (8.0, 3.4), "font.size": 9}
 
 html_theme = "pydata_sphinx_theme"
 html_title = f"pysketch {release}"
