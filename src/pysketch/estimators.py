@@ -646,7 +646,7 @@ GRID_ROUTE_MAX_CELLS = 1 << 17
 def grid_bins(count, epsilon_sum, d):
     """Bins per coordinate of the private grid of `count` (the released count) records in
     dimension d with epsilon_sum for the counts: GRID_BIN_FACTOR times the uniform-grid rule
-    of Su, Cao, Li, Bertino & Jha (CODASPY 2016, after Qardaji, Yang & Li, ICDE 2013),
+    of Su, Cao, Li, Bertino & Jin (CODASPY 2016, after Qardaji, Yang & Li, ICDE 2013),
     m = (N epsilon / theta)^(2 / (2 + d)) bins per coordinate with theta = 10, rounded to an
     even number >= 2 (the decoder also reads the grid coarsened by two) with at most
     GRID_ROUTE_MAX_CELLS cells. The factor 1.5 (a grid finer than the rule, whose noise the

@@ -1144,7 +1144,7 @@ class GridMap(OneHotMap):
     one-hot block (m = n_bins ** p; cell index sum_j b_j n_bins^(p-1-j), b_j the bin of
     coordinate j, row-major as numpy's ravel_multi_index). The sketch is the count of
     every cell: the synopsis of the grid methods of private clustering (Su, Cao, Li,
-    Bertino & Jha, "Differentially private k-means clustering", CODASPY 2016; Qardaji,
+    Bertino & Jin, "Differentially private k-means clustering", CODASPY 2016; Qardaji,
     Yang & Li, "Differentially private grids for geospatial data", ICDE 2013), useful in
     low dimension only (n_bins ** p grows fast; at most MAX_GRID_CELLS cells).
 

@@ -108,7 +108,7 @@ class DPLloyd:
 
 
 class EUGkM:
-    """EUGkM k-means (Su, Cao, Li, Bertino & Jha, "Differentially private k-means
+    """EUGkM k-means (Su, Cao, Li, Bertino & Jin, "Differentially private k-means
     clustering", CODASPY 2016; the grid method the thesis compares with on Gowalla),
     epsilon-DP.
 

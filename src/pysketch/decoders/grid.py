@@ -4,7 +4,7 @@ A grid sketch counts the records in every cell of a uniform grid of the public b
 (pysketch.features.GridMap). In low dimension it is the best private synopsis for
 k-means that this library knows: its sensitivity is 1 whatever the number of cells
 (a Fourier sketch's grows with its size), so its noise per cell is that of a single
-count. The grid methods of private clustering (EUGkM: Su, Cao, Li, Bertino & Jha,
+count. The grid methods of private clustering (EUGkM: Su, Cao, Li, Bertino & Jin,
 "Differentially private k-means clustering", CODASPY 2016) run a weighted k-means on the
 noisy counts with the negative ones set to 0; where most cells are empty (always, in
 practice: records fill a small part of the box) the positive noise of the empty cells
