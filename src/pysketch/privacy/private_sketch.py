@@ -201,18 +201,6 @@ class PrivateSketch(Sketch):
     Made by :func:`~pysketch.privacy.make_private` and the private estimators; built
     directly only to rebuild a release (``load`` does).
 
-    Attributes
-    ----------
-    sum : ndarray
-        Sum of the features plus noise.
-    count : int
-        Noisy count (add/remove) or the public count (replace).
-    privacy : PrivacyRecord
-        epsilon, delta, neighbouring, mechanism, epsilon_sum, epsilon_count,
-        sensitivity_sum, noise_scale_sum (b or sigma per real coordinate),
-        noise_scale_count, secure_noise (pysketch.privacy.release.PrivacyRecord; also
-        readable as a mapping).
-
     Parameters
     ----------
     feature_map : FeatureMap
@@ -226,6 +214,18 @@ class PrivateSketch(Sketch):
         (``PrivacyRecord.SKETCH_ENTRIES``).
     subsampling : dict, optional
         The feature subsampling of the clean sketch, as in :class:`~pysketch.Sketch`.
+
+    Attributes
+    ----------
+    sum : ndarray
+        Sum of the features plus noise.
+    count : int
+        Noisy count (add/remove) or the public count (replace).
+    privacy : PrivacyRecord
+        epsilon, delta, neighbouring, mechanism, epsilon_sum, epsilon_count,
+        sensitivity_sum, noise_scale_sum (b or sigma per real coordinate),
+        noise_scale_count, secure_noise (pysketch.privacy.release.PrivacyRecord; also
+        readable as a mapping).
 
     Raises
     ------
