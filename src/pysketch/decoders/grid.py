@@ -306,7 +306,8 @@ def grid_kmeans(problem, k, *, n_init=KMEANS_INIT, random_state=None):
     Raises
     ------
     ValueError
-        When k is outside its range.
+        When k is outside its range, or a clean sketch has no positive count (the
+        weighted k-means refuses weights that are all 0).
 
     Examples
     --------
