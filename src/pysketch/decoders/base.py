@@ -90,7 +90,18 @@ DECODERS = Registry("decoder", key="name")
 
 class Task:
     """What a decoder is asked (see the module docstring): `name` is the task ('mixture',
-    'subspace'), `problem` what the sketch says."""
+    'subspace'), `problem` what the sketch says.
+
+    The base of :class:`MixtureTask` and :class:`SubspaceTask`; a decoder's
+    ``check_task`` accepts only its instances.
+
+    Examples
+    --------
+    >>> from pysketch.decoders import MixtureTask, SubspaceTask, Task
+    >>> task = SubspaceTask(problem=None, n_components=2)
+    >>> isinstance(task, Task), task.name, MixtureTask.name
+    (True, 'subspace', 'mixture')
+    """
 
     name = None
 
@@ -98,7 +109,35 @@ class Task:
 @dataclasses.dataclass(frozen=True, eq=False)
 class MixtureTask(Task):
     """`n_atoms` atoms of the family `atoms` (pysketch.decoders.problem.ATOMS) inside the
-    box [lower, upper] (in the problem's frame), from `problem`."""
+    box [lower, upper] (in the problem's frame), from `problem`.
+
+    Frozen; its values are checked by the decoder that solves it.
+
+    Parameters
+    ----------
+    problem : DecodingProblem or a decoder's problem type
+        What the sketch says (``Decoder.problem(sketch)`` makes the one a decoder reads).
+    n_atoms : int
+        The number of atoms (clusters).
+    lower, upper : float or array_like of shape (d,)
+        The box of the atoms' positions.
+    atoms : str, default 'dirac'
+        The atom family: 'dirac' (k-means centres), 'diagonal_gaussian' or
+        'isotropic_gaussian'.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import DECODERS, MixtureTask
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.repeat([[-3.0, -3.0], [3.0, 3.0]], 500, axis=0) + np.random.default_rng(0).normal(0, 0.5, (1000, 2))
+    >>> sketch = FeatureMap(make_operator(2, 40, random_state=0), "complex").sketch(X)
+    >>> decoder = DECODERS.get("clompr")(random_state=0)
+    >>> solution = decoder.decode(MixtureTask(decoder.problem(sketch), 2, lower=-5.0, upper=5.0))
+    >>> bool(np.allclose(np.sort(solution.theta[:, 0]), [-3, 3], atol=0.5))
+    True
+    """
 
     name = "mixture"
     problem: object
@@ -110,7 +149,28 @@ class MixtureTask(Task):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class SubspaceTask(Task):
-    """The top `n_components` principal directions, from `problem`."""
+    """The top `n_components` principal directions, from `problem`.
+
+    Frozen; its values are checked by the decoder that solves it.
+
+    Parameters
+    ----------
+    problem : SubspaceProblem or CovarianceProblem
+        What the sketch says (``Decoder.problem(sketch)`` makes the one a decoder reads).
+    n_components : int
+        The number of directions, in [1, d].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import DECODERS, SubspaceTask
+    >>> from pysketch.features import SecondMomentMap
+    >>> X = np.random.default_rng(0).normal(size=(2000, 8)) * [3.0, 2.0, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]
+    >>> decoder = DECODERS.get("eigen")()
+    >>> solution = decoder.decode(SubspaceTask(decoder.problem(SecondMomentMap(8).sketch(X)), 2))
+    >>> bool(np.allclose(np.abs(solution.components[:, :2]), np.eye(2), atol=0.1))
+    True
+    """
 
     name = "subspace"
     problem: object
@@ -127,6 +187,27 @@ class Decoder:
     random_state : None, int or numpy.random.Generator
         Draws the decoder's starts. A Generator is used as it is (each `decode` continues
         it); an int gives the same starts at every `decode`.
+
+    Raises
+    ------
+    ValueError
+        From ``check`` (and ``check_task``), when the decoder does not solve the task,
+        does not decode the atom family, or does not decode private sketches.
+    TypeError
+        From ``check_task``, when the task is not a Task.
+    NotImplementedError
+        From this base class's ``decode``: a decoder defines its own.
+
+    Examples
+    --------
+    >>> from pysketch.decoders import DECODERS
+    >>> decoder = DECODERS.get("clompr")(n_init=3, random_state=0)
+    >>> decoder.task, decoder.atoms, decoder.n_init
+    ('mixture', ('dirac', 'diagonal_gaussian'), 3)
+    >>> decoder.check(task="subspace")
+    Traceback (most recent call last):
+        ...
+    ValueError: decoder 'clompr' solves the 'mixture' task, not 'subspace'
     """
 
     name = None

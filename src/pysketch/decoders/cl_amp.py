@@ -487,7 +487,41 @@ class ClAmpSolution(MixtureSolution):
     `residual` = ||s_hat - s|| (absolute, like CL-OMPR's), the restart kept, the SHyGAMP
     iterations run in total (`n_iter`), and also the spreads tau (k,), the relative
     residual ||s_hat - s|| / ||s||, the kernel variance sigma_k^2 = d / mean ||omega||^2 and the
-    variance of the initial centres and q0^p."""
+    variance of the initial centres and q0^p.
+
+    Parameters
+    ----------
+    theta : ndarray of shape (k, d)
+        The centres.
+    weights : ndarray of shape (k,)
+        alpha, on the simplex.
+    residual : float
+        ||s_hat - s||, absolute.
+    restart : int
+        The initialization kept.
+    n_iter : int
+        The SHyGAMP iterations of all initializations and EM rounds.
+    spreads : ndarray of shape (k,), optional
+        tau, the clusters' variances (per coordinate) learned by EM.
+    relative_residual : float, default NaN
+        ||s_hat - s|| / ||s||.
+    kernel_var : float, default NaN
+        sigma_k^2 = d / mean ||omega_j||^2.
+    init_var : float, default NaN
+        The variance of the initial centres and q0^p.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import cl_amp
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.repeat([[-3.0, -3.0], [3.0, 3.0]], 500, axis=0) + np.random.default_rng(0).normal(0, 0.5, (1000, 2))
+    >>> sketch = FeatureMap(make_operator(2, 40, random_state=0), "complex").sketch(X)
+    >>> solution = cl_amp(sketch, n_clusters=2, bounds=(-5, 5), random_state=0)
+    >>> solution.spreads.shape, bool(np.allclose(solution.spreads, 0.25, atol=0.1))  # 0.5^2 per coordinate
+    ((2,), True)
+    """
 
     spreads: np.ndarray = None
     relative_residual: float = float("nan")
@@ -527,7 +561,9 @@ def cl_amp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples
         dense and structured operators alike (only apply/adjoint products are used).
         Private (noisy) sketches are decoded the same way: the noise is part of the residual.
     mean_sketch : array, optional
+        The mean features (sum / count) of the sketch; with a FeatureMap only.
     n_clusters : int >= 1
+        k; required.
     bounds : (lower, upper) or (d, 2) array, optional
         A box containing the data. CL-AMP does not search inside it, but its centre is the
         mean of the random initial centres, and the final centres are clipped to it.
@@ -572,12 +608,39 @@ def cl_amp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples
         The output-node kernel: C++ (multi-threaded; default) or the NumPy reference (slow;
         tests and small problems).
     random_state : None, int or numpy Generator
+        Draws the initial centres.
 
     Returns
     -------
     ClAmpSolution
         theta (k x d centres), weights, spreads tau, residual, relative_residual, restart,
         n_iter, kernel_var.
+
+    Raises
+    ------
+    ValueError
+        When n_clusters is missing, `mean_sketch` is given with a DecodingProblem or a
+        Sketch (or missing with a FeatureMap), a size is below its minimum or would not
+        fit in memory, tol, noise_var or init_var is not a positive finite number,
+        damping is outside (0, 1], method or backend is unknown, the bounds are not a
+        finite box of width d, or a frequency has a zero or non-finite norm.
+    TypeError
+        When `problem` is none of the three, or a size (n_clusters, n_init, init_iter,
+        max_iter, n_em, em_steps, n_samples) is not an int.
+    FloatingPointError
+        When SHyGAMP diverges (non-finite centres; try another kernel scale).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import cl_amp
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.repeat([[-3.0, -3.0], [3.0, 3.0]], 500, axis=0) + np.random.default_rng(0).normal(0, 0.5, (1000, 2))
+    >>> sketch = FeatureMap(make_operator(2, 40, random_state=0), "complex").sketch(X)
+    >>> solution = cl_amp(sketch, n_clusters=2, bounds=(-5, 5), random_state=0)
+    >>> bool(np.allclose(np.sort(solution.theta[:, 0]), [-3, 3], atol=0.5)), solution.weights.shape
+    (True, (2,))
     """
     prob, count = _as_problem(problem, mean_sketch)
     if n_clusters is None:
@@ -658,7 +721,33 @@ def cl_amp(problem, mean_sketch=None, n_clusters=None, bounds=None, *, n_samples
 class ClAmpDecoder(Decoder):
     """CL-AMP (`cl_amp`) for k-means, its noise floor from the problem: the finite-sample
     1 / (2n) (CL-AMP's default) plus, for a private sketch, the release noise's variance
-    per real coordinate of the mean (DecodingProblem.noise_variance)."""
+    per real coordinate of the mean (DecodingProblem.noise_variance).
+
+    Registered as 'cl_amp' (and 'clamp', the estimators' earlier name). It decodes Dirac
+    atoms only; the task's box centres the initial centres and clips the final ones, and
+    every other setting is `cl_amp`'s default.
+
+    Parameters
+    ----------
+    n_init : int, default 1
+        `cl_amp`'s random initializations (at least 1; `cl_amp` itself defaults to 5).
+    random_state : None, int or numpy.random.Generator
+        Draws the initial centres.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import MixtureTask
+    >>> from pysketch.decoders.cl_amp import ClAmpDecoder
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.repeat([[-3.0, -3.0], [3.0, 3.0]], 500, axis=0) + np.random.default_rng(0).normal(0, 0.5, (1000, 2))
+    >>> decoder = ClAmpDecoder(random_state=0)
+    >>> problem = decoder.problem(FeatureMap(make_operator(2, 40, random_state=0), "complex").sketch(X))
+    >>> solution = decoder.decode(MixtureTask(problem, 2, lower=-5.0, upper=5.0))
+    >>> bool(np.allclose(np.sort(solution.theta[:, 0]), [-3, 3], atol=0.5))
+    True
+    """
 
     name = "cl_amp"
     atoms = ("dirac",)

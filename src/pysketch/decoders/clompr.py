@@ -118,6 +118,54 @@ def clompr(family, n_atoms, *, n_init=1, random_state=None, step1_maxiter=300, s
     bulk_proposal); the rest stay uniform in the box. Not used for Gaussian atoms: on
     the GMM acceptance data (10 seeds) it moved the median log-likelihood gap to
     scikit-learn from +0.027 to +0.055 nats.
+
+    Parameters
+    ----------
+    family : DiracAtoms or DiagonalGaussianAtoms
+        The atoms and their box, on the problem to decode (``family.problem``).
+    n_atoms : int
+        k, in [1, 2^16].
+    n_init : int, default 1
+        Restarts.
+    random_state : None, int or numpy.random.Generator
+        Seeds the restarts' generators.
+    step1_maxiter : int, default 300
+        L-BFGS-B's iterations in each atom search (step 1).
+    step5_maxiter : int, optional
+        In each joint refinement (step 5); default STEP5_MAXITER (100).
+    final_maxiter : int, optional
+        In the final refinement; default FINAL_MAXITER (300).
+    n_candidates : int, optional
+        Random starts screened per atom search; default STEP1_CANDIDATES (64); 1: one
+        random start, no screening (and no bulk proposal).
+    n_jobs : int, optional
+        Threads for the restarts (see above).
+    bulk_proposal : bool, default True
+        See above; when used, it is stored in ``family.proposal``.
+
+    Returns
+    -------
+    MixtureSolution
+        The atoms, their weights (summing to 1; equal when every weight is 0), the
+        residual, the restart kept and its number of atom steps (2 n_atoms).
+
+    Raises
+    ------
+    ValueError
+        When n_atoms, n_init or n_jobs is not a positive integer (n_atoms at most 2^16),
+        or the restarts' results would not fit in memory.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import DecodingProblem, DiracAtoms, clompr
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.repeat([[-3.0, -3.0], [3.0, 3.0]], 500, axis=0) + np.random.default_rng(0).normal(0, 0.5, (1000, 2))
+    >>> problem = DecodingProblem.from_sketch(FeatureMap(make_operator(2, 40, random_state=0), "complex").sketch(X))
+    >>> solution = clompr(DiracAtoms(problem, -5.0, 5.0), 2, random_state=0)
+    >>> bool(np.allclose(np.sort(solution.theta[:, 0]), [-3, 3], atol=0.5)), solution.n_iter
+    (True, 4)
     """
     n_atoms = check_n_atoms(n_atoms)
     if not isinstance(n_init, (int, np.integer)) or isinstance(n_init, bool) or n_init < 1:
@@ -159,7 +207,31 @@ def clompr(family, n_atoms, *, n_init=1, random_state=None, step1_maxiter=300, s
 class ClomprDecoder(Decoder):
     """CL-OMPR (`clompr`) with Dirac (k-means) or diagonal Gaussian (GMM) atoms; BLAS
     on one thread while it runs (its products are small, and restarts may run on
-    threads)."""
+    threads).
+
+    Registered as 'clompr'; every setting but the restarts is `clompr`'s default.
+
+    Parameters
+    ----------
+    n_init : int, default 1
+        `clompr`'s restarts.
+    random_state : None, int or numpy.random.Generator
+        Seeds the restarts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import MixtureTask
+    >>> from pysketch.decoders.clompr import ClomprDecoder
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.repeat([[-3.0, -3.0], [3.0, 3.0]], 500, axis=0) + np.random.default_rng(0).normal(0, 0.5, (1000, 2))
+    >>> decoder = ClomprDecoder(random_state=0)
+    >>> problem = decoder.problem(FeatureMap(make_operator(2, 40, random_state=0), "complex").sketch(X))
+    >>> solution = decoder.decode(MixtureTask(problem, 2, lower=-5.0, upper=5.0, atoms="diagonal_gaussian"))
+    >>> solution.theta.shape  # rows (mean, variances)
+    (2, 4)
+    """
 
     name = "clompr"
     atoms = ("dirac", "diagonal_gaussian")

@@ -74,7 +74,50 @@ def coreset(problem, n_atoms, lower, upper, *, random_state=None, n_candidates=N
     energy ||r||^2 is within the release's expected noise energy 2 m sigma^2 (sigma^2 the
     noise variance per real coordinate of the mean, public): what is left is noise, and
     atoms fitted to it land where there are no records (the discrepancy principle, as
-    the subspace decoder stops its rank)."""
+    the subspace decoder stops its rank).
+
+    Parameters
+    ----------
+    problem : DecodingProblem
+        The sketch to decode.
+    n_atoms : int
+        The most atoms, in [1, 2^16].
+    lower, upper : float or array_like of shape (d,)
+        The box of the means, finite, upper > lower.
+    random_state : None, int or numpy.random.Generator
+        Draws the candidate atoms.
+    n_candidates : int, default N_CANDIDATES (256)
+        Candidate atoms screened for each new atom.
+    refine_every : int, default REFINE_EVERY (4)
+        The mixture is refined jointly after every `refine_every` new atoms.
+    step_maxiter : int, default 30
+        L-BFGS-B's iterations in those refinements.
+    final_maxiter : int, default 200
+        In the final refinement.
+
+    Returns
+    -------
+    MixtureSolution
+        theta rows (mu, s2); restart 0 and n_iter = n_atoms (the atoms asked for, also
+        when the search stopped early).
+
+    Raises
+    ------
+    ValueError
+        For an n_atoms or a box outside its range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import DecodingProblem, coreset
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.repeat([[-3.0, -3.0], [3.0, 3.0]], 500, axis=0) + np.random.default_rng(0).normal(0, 0.5, (1000, 2))
+    >>> problem = DecodingProblem.from_sketch(FeatureMap(make_operator(2, 40, random_state=0), "complex").sketch(X))
+    >>> mixture = coreset(problem, 4, -5.0, 5.0, random_state=0)
+    >>> mixture.theta.shape[0] <= 4, mixture.theta.shape[1], round(float(mixture.weights.sum()), 12)
+    (True, 3, 1.0)
+    """
     n_atoms = check_n_atoms(n_atoms)
     lower, upper = _check_box(lower, upper, problem.d)
     rng = as_generator(random_state)
@@ -139,7 +182,53 @@ def mixture_kmeans(means, variances, weights, n_clusters, *, n_draws=50_000, n_i
     `box` (lower, upper): the draws are clipped to it (the records lie in it). An isotropic
     atom broad enough for the data's widest coordinate spreads its draws far outside the
     others' range; unclipped, such draws pulled centres into empty space (measured: RSE 85
-    and 515 on a real table whose public box is 100 times wider in one coordinate)."""
+    and 515 on a real table whose public box is 100 times wider in one coordinate).
+
+    Parameters
+    ----------
+    means : array_like of shape (n_atoms, d)
+        The atoms' means, real and finite.
+    variances : array_like of shape (n_atoms,)
+        Their variances (per coordinate), >= 0.
+    weights : array_like of shape (n_atoms,)
+        Their relative weights, >= 0, not all 0.
+    n_clusters : int >= 1
+        k.
+    n_draws : int, default 50 000
+        Draws of the mixture (at least n_clusters).
+    n_init : int, default 3
+        Restarts of the k-means (k-means++ seeding, 100 Lloyd iterations).
+    random_state : None, int or numpy.random.Generator
+        Draws the mixture's points and the k-means' seeds.
+    box : (lower, upper), optional
+        The box the draws are clipped to.
+
+    Returns
+    -------
+    centers : ndarray of shape (n_clusters, d)
+    weights : ndarray of shape (n_clusters,)
+        The share of the draws nearest each center (of the atoms' weights when the
+        atoms are the centers), summing to 1.
+
+    Raises
+    ------
+    ValueError
+        For means, variances or weights of the wrong shape, not finite or negative,
+        weights all 0, magnitudes beyond the supported range, n_clusters below 1,
+        n_draws below n_clusters or beyond the memory, or a box outside its range.
+    TypeError
+        For arrays that are not real numbers, or n_clusters or n_draws not an int.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import mixture_kmeans
+    >>> centers, weights = mixture_kmeans([[0.0, 0.0], [10.0, 0.0], [10.0, 1.0]], [0.1, 0.1, 0.1], [1, 1, 3],
+    ...                                   2, n_draws=2000, random_state=0)
+    >>> order = np.argsort(centers[:, 0])
+    >>> bool(np.allclose(centers[order], [[0, 0], [10, 0.75]], atol=0.1)), np.round(weights[order], 1)
+    (True, array([0.2, 0.8]))
+    """
     from ..metrics import kmeans_plus_plus
 
     from .._checks import check_int, check_size, real_array, real_rows
@@ -199,7 +288,31 @@ ATOMS_PER_CLUSTER = 4
 @dataclasses.dataclass
 class CoresetSolution(MixtureSolution):
     """The k centres and weights, and the over-complete mixture they came from (rows
-    (mean, variance); its residual is the solution's)."""
+    (mean, variance); its residual is the solution's).
+
+    Parameters
+    ----------
+    theta, weights, residual, restart, n_iter
+        As for :class:`~pysketch.decoders.MixtureSolution`: the k centres (k, d), their
+        weights (shares of the mixture's draws), the mixture's residual, 0, and the
+        mixture's n_iter.
+    mixture : MixtureSolution, optional
+        The over-complete mixture of isotropic Gaussians (rows (mean, variance)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import MixtureTask
+    >>> from pysketch.decoders.coreset import CoresetDecoder
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.repeat([[-3.0, -3.0], [3.0, 3.0]], 500, axis=0) + np.random.default_rng(0).normal(0, 0.5, (1000, 2))
+    >>> decoder = CoresetDecoder(random_state=0)
+    >>> problem = decoder.problem(FeatureMap(make_operator(2, 40, random_state=0), "complex").sketch(X))
+    >>> solution = decoder.decode(MixtureTask(problem, 2, lower=-5.0, upper=5.0))
+    >>> solution.theta.shape, solution.mixture.theta.shape[1], solution.residual == solution.mixture.residual
+    ((2, 2), 3, True)
+    """
 
     mixture: MixtureSolution = None
 
@@ -210,7 +323,33 @@ class CoresetDecoder(Decoder):
     Gaussians fitted to the sketch (`coreset`, then `mixture_kmeans`). On a private
     sketch the greedy search stops at the release's noise level (without that stop it fit
     the noise with atoms in empty parts of the box: RSE 1.06-2449 at epsilon = 1 on the
-    real data sets of benchmarks/quality/real_quality.py)."""
+    real data sets of benchmarks/quality/real_quality.py).
+
+    Registered as 'coreset'; Dirac atoms (k-means) only. Its frequency_law is
+    'log_uniform' and its scale_rule 'spread' (module docstring of
+    pysketch.decoders.base).
+
+    Parameters
+    ----------
+    n_init : int, default 1
+        The restarts of the mixture's k-means (`mixture_kmeans`), at least 1.
+    random_state : None, int or numpy.random.Generator
+        Draws the candidate atoms, the mixture's points and the k-means' seeds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import MixtureTask
+    >>> from pysketch.decoders.coreset import CoresetDecoder
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.repeat([[-3.0, -3.0], [3.0, 3.0]], 500, axis=0) + np.random.default_rng(0).normal(0, 0.5, (1000, 2))
+    >>> decoder = CoresetDecoder(random_state=0)
+    >>> problem = decoder.problem(FeatureMap(make_operator(2, 40, random_state=0), "complex").sketch(X))
+    >>> solution = decoder.decode(MixtureTask(problem, 2, lower=-5.0, upper=5.0))
+    >>> bool(np.allclose(np.sort(solution.theta[:, 0]), [-3, 3], atol=0.5))
+    True
+    """
 
     name = "coreset"
     atoms = ("dirac",)

@@ -26,7 +26,40 @@ class CovarianceProblem:
     map's centre; with an offset, the covariance about the records' mean, read from the same
     sketch), the count and the noise variance per coordinate of the mean (0 when clean).
     `mean` is the records' mean when the map has an offset, else the map's centre (zeros
-    without one)."""
+    without one).
+
+    Parameters
+    ----------
+    feature_map : SecondMomentMap
+        A map with ``moments`` (kind 'second_moment').
+    mean : ndarray of shape (m,)
+        The sketch's mean (its sum over the count).
+    count : None or int >= 1, optional
+        The sketch's number of records.
+    noise_variance : float >= 0, default 0
+        The release noise's variance per coordinate of the mean; > 0 makes the problem
+        `private`.
+
+    Raises
+    ------
+    TypeError
+        When `feature_map` is not a FeatureMap.
+    ValueError
+        When the map is not a second-moment map, or count or noise_variance is outside
+        its range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import CovarianceProblem
+    >>> from pysketch.features import SecondMomentMap
+    >>> X = np.random.default_rng(0).normal(size=(2000, 3)) + 5.0
+    >>> problem = CovarianceProblem.from_sketch(SecondMomentMap(3, offset=1.0).sketch(X))  # offset: the mean too
+    >>> problem.C.shape, bool(np.allclose(problem.mean, 5.0, atol=0.1))
+    ((3, 3), True)
+    >>> bool(np.allclose(problem.C, np.cov(X.T, bias=True)))  # the covariance about the mean
+    True
+    """
 
     def __init__(self, feature_map, mean, *, count=None, noise_variance=0.0):
         FEATURE_MAPS.check(feature_map, "feature_map")
@@ -84,7 +117,29 @@ class EigenDecoder(Decoder):
     The solution's floor is the mean of the other d - k eigenvalues (from the trace, never
     below 0), its variances the top eigenvalues, and its residual the relative Frobenius
     distance from C to the model (top-k part plus floor times the identity); one direct
-    solve counts as one iteration (n_iter = 1)."""
+    solve counts as one iteration (n_iter = 1).
+
+    Registered as 'eigen'; it reads a :class:`CovarianceProblem` and decodes private
+    sketches too.
+
+    Parameters
+    ----------
+    n_init, random_state
+        Accepted for the decoder contract, not used (a direct solve).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import EigenDecoder, SubspaceTask
+    >>> from pysketch.features import SecondMomentMap
+    >>> X = np.random.default_rng(0).normal(size=(2000, 8)) * [3.0, 2.0, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]
+    >>> decoder = EigenDecoder()
+    >>> solution = decoder.decode(SubspaceTask(decoder.problem(SecondMomentMap(8).sketch(X)), 2))
+    >>> bool(np.allclose(np.abs(solution.components[:, :2]), np.eye(2), atol=0.1)), solution.n_iter
+    (True, 1)
+    >>> bool(np.allclose(solution.variances, [9, 4], rtol=0.1)), solution.floor < 0.1
+    (True, True)
+    """
 
     name = "eigen"
     task = "subspace"

@@ -62,7 +62,42 @@ class GridProblem:
     (n_bins per coordinate of the box [lower, upper]), the record count and the noise:
     its mechanism ('laplace', 'gaussian' or None for a clean sketch) and its standard
     deviation per cell. Positions are in a frame of the data (`in_units`), as in
-    DecodingProblem."""
+    DecodingProblem.
+
+    Parameters
+    ----------
+    feature_map : GridMap
+        The map of the sketch (kind 'grid').
+    counts : array_like of shape (m,)
+        The cells' counts, finite (noisy for a private sketch).
+    count : int, optional
+        The sketch's number of records (recorded, not used by the decoder).
+    mechanism : {None, 'laplace', 'gaussian'}, default None
+        The release's mechanism; None for a clean sketch.
+    noise_sd : float >= 0, default 0
+        The noise's standard deviation per cell: > 0 with a mechanism, 0 without.
+
+    Raises
+    ------
+    ValueError
+        When the map is not a GridMap, counts are not m finite numbers, the mechanism is
+        unknown, noise_sd does not match it (> 0 with a mechanism, 0 without); from
+        ``in_units``, for a unit that is not a positive finite number.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import GridProblem
+    >>> from pysketch.features import GridMap
+    >>> from pysketch.privacy import make_private
+    >>> X = np.random.default_rng(0).uniform(-4, 4, size=(1000, 2))
+    >>> sketch = GridMap([-5.0, -5.0], [5.0, 5.0], n_bins=16).sketch(X)
+    >>> problem = GridProblem.from_sketch(sketch)
+    >>> problem.m, problem.centers().shape, float(problem.counts.sum()), problem.private
+    (256, (256, 2), 1000.0, False)
+    >>> GridProblem.from_sketch(make_private(sketch, 1.0)).mechanism
+    'laplace'
+    """
 
     unit = 1.0
     origin = None
@@ -157,7 +192,29 @@ class GridProblem:
 class GridSolution(MixtureSolution):
     """The k centres and weights from a grid sketch, and which candidate was chosen
     ('counts' for a clean sketch, else 'denoiser/level'); residual is NaN (no sketch
-    distance is fitted)."""
+    distance is fitted).
+
+    Parameters
+    ----------
+    theta, weights, residual, restart, n_iter
+        As for :class:`~pysketch.decoders.MixtureSolution`: the centres (k, d) in the
+        records' space, their weights (fractions of the kept mass), NaN, 0 and 1.
+    candidate : str, default ''
+        'counts' (clean sketch), 'none' (no cell stands out of the noise: k copies of the
+        box's centre) or 'denoiser/level' (e.g. 'smooth/1').
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import GridKMeansDecoder, MixtureTask
+    >>> from pysketch.features import GridMap
+    >>> X = np.repeat([[-3.0, -3.0], [3.0, 3.0]], 500, axis=0) + np.random.default_rng(0).normal(0, 0.5, (1000, 2))
+    >>> decoder = GridKMeansDecoder(random_state=0)
+    >>> problem = decoder.problem(GridMap([-5.0, -5.0], [5.0, 5.0], n_bins=16).sketch(X))
+    >>> solution = decoder.decode(MixtureTask(problem, 2, lower=-5.0, upper=5.0))
+    >>> solution.candidate, solution.weights.tolist(), solution.residual
+    ('counts', [0.5, 0.5], nan)
+    """
 
     candidate: str = ""
 
@@ -174,7 +231,34 @@ def _tail(problem, q, cells):
 
 def grid_denoisers(problem, level):
     """{name: weights} of the cells of the grid coarsened `level` times (see the module
-    docstring); every weight >= 0."""
+    docstring); every weight >= 0.
+
+    Parameters
+    ----------
+    problem : GridProblem
+        A private problem (noise_sd > 0).
+    level : int >= 0
+        The grid coarsened `level` times by two (n_bins divisible by 2^level).
+
+    Returns
+    -------
+    dict of str to ndarray
+        'hard', 'smooth' and 'tested': the weights of the (n_bins / 2^level)^p cells,
+        the positive counts of the cells kept and 0 elsewhere.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import GridProblem
+    >>> from pysketch.decoders.grid import grid_denoisers
+    >>> from pysketch.features import GridMap
+    >>> from pysketch.privacy import make_private
+    >>> X = np.repeat([[-3.0, -3.0], [3.0, 3.0]], 500, axis=0) + np.random.default_rng(0).normal(0, 0.5, (1000, 2))
+    >>> problem = GridProblem.from_sketch(make_private(GridMap([-5.0, -5.0], [5.0, 5.0], n_bins=16).sketch(X), 1.0))
+    >>> weights = grid_denoisers(problem, 1)
+    >>> sorted(weights), weights["hard"].shape, all(bool((w >= 0).all()) for w in weights.values())
+    (['hard', 'smooth', 'tested'], (64,), True)
+    """
     y = problem.counts_at(level)
     d = problem.grid_dim
     K = 1 << (d * level)  # released cells per coarse cell
@@ -195,7 +279,48 @@ def grid_denoisers(problem, level):
 
 def grid_kmeans(problem, k, *, n_init=KMEANS_INIT, random_state=None):
     """k centres from a GridProblem (see the module docstring). Returns (centers, weights
-    (fractions of the kept mass), the name of the chosen candidate, {name: estimated cost})."""
+    (fractions of the kept mass), the name of the chosen candidate, {name: estimated cost}).
+
+    Parameters
+    ----------
+    problem : GridProblem
+        The grid sketch, clean or private.
+    k : int
+        The number of centres, in [1, 2^16].
+    n_init : int, default KMEANS_INIT (3)
+        Restarts of each weighted k-means.
+    random_state : None, int or numpy.random.Generator
+        Seeds the k-means.
+
+    Returns
+    -------
+    centers : ndarray of shape (k, p)
+        In the grid's space and the problem's frame (``problem.to_data_units`` maps them
+        to the records' space).
+    weights : ndarray of shape (k,)
+    candidate : str
+        'counts' (clean), 'none' (nothing stands out of the noise) or 'denoiser/level'.
+    costs : dict of str to float
+        The estimated cost of every candidate (empty for 'counts' and 'none').
+
+    Raises
+    ------
+    ValueError
+        When k is outside its range, or a clean sketch has no positive count (the
+        weighted k-means refuses weights that are all 0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import GridProblem, grid_kmeans
+    >>> from pysketch.features import GridMap
+    >>> from pysketch.privacy import make_private
+    >>> X = np.repeat([[-3.0, -3.0], [3.0, 3.0]], 500, axis=0) + np.random.default_rng(0).normal(0, 0.5, (1000, 2))
+    >>> problem = GridProblem.from_sketch(make_private(GridMap([-5.0, -5.0], [5.0, 5.0], n_bins=16).sketch(X), 1.0))
+    >>> centers, weights, candidate, costs = grid_kmeans(problem, 2, random_state=0)
+    >>> bool(np.allclose(np.sort(centers[:, 0]), [-3, 3], atol=0.5)), candidate in costs
+    (True, True)
+    """
     k = check_n_atoms(k)
     rng = as_generator(random_state)
     P0 = problem.centers(0)
@@ -231,7 +356,37 @@ def grid_kmeans(problem, k, *, n_init=KMEANS_INIT, random_state=None):
 @DECODERS.register("grid")
 class GridKMeansDecoder(Decoder):
     """k-means of a grid sketch (kind 'grid'), clean or private: denoised cells, weighted
-    k-means, the candidate of lowest estimated cost (pysketch.decoders.grid)."""
+    k-means, the candidate of lowest estimated cost (pysketch.decoders.grid).
+
+    Registered as 'grid'; Dirac atoms (k-means) only. It reads a :class:`GridProblem`;
+    the task's box is not used (the grid's own box is).
+
+    Parameters
+    ----------
+    n_init : int, default 1
+        The restarts of each weighted k-means, raised to KMEANS_INIT (3) when smaller.
+    random_state : None, int or numpy.random.Generator
+        Seeds the k-means.
+
+    Raises
+    ------
+    ValueError
+        From ``decode``, when the task's problem is not a GridProblem (and from
+        ``check_task``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import GridKMeansDecoder, MixtureTask
+    >>> from pysketch.features import GridMap
+    >>> from pysketch.privacy import make_private
+    >>> X = np.repeat([[-3.0, -3.0], [3.0, 3.0]], 500, axis=0) + np.random.default_rng(0).normal(0, 0.5, (1000, 2))
+    >>> private = make_private(GridMap([-5.0, -5.0], [5.0, 5.0], n_bins=16).sketch(X), epsilon=1.0)
+    >>> decoder = GridKMeansDecoder(random_state=0)
+    >>> solution = decoder.decode(MixtureTask(decoder.problem(private), 2, lower=-5.0, upper=5.0))
+    >>> bool(np.allclose(np.sort(solution.theta[:, 0]), [-3, 3], atol=0.5))
+    True
+    """
 
     name = "grid"
     atoms = ("dirac",)

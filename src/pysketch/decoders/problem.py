@@ -31,7 +31,29 @@ ALPHA_BOUNDS = (1e-9, 2.0)  #: the weights of a normalized sketch's mixture (pyc
 
 def check_count_and_noise(count, noise_variance):
     """ValueError unless count is None or a positive int and noise_variance a finite number
-    >= 0 (the sketch facts every decoding problem records)."""
+    >= 0 (the sketch facts every decoding problem records).
+
+    Parameters
+    ----------
+    count : None or int >= 1
+        The sketch's number of records.
+    noise_variance : float >= 0
+        The release noise's variance per real coordinate of the mean.
+
+    Raises
+    ------
+    ValueError
+        When either is outside its range (a bool count, a NaN or negative variance).
+
+    Examples
+    --------
+    >>> from pysketch.decoders.problem import check_count_and_noise
+    >>> check_count_and_noise(1000, 0.0)
+    >>> check_count_and_noise(0, 0.0)
+    Traceback (most recent call last):
+        ...
+    ValueError: count must be None or a positive int, got 0
+    """
     if count is not None and (isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer))
                               or count < 1):
         raise ValueError(f"count must be None or a positive int, got {count!r}")
@@ -59,7 +81,45 @@ class DecodingProblem:
     data's units. The estimators decode in the frame of their box (origin its centre, unit
     its largest half-width): the decoders then see the same problem (to rounding) whatever
     the data's scale and offset, so that their random starts, variance bounds and
-    optimizers' tolerances, which are absolute numbers, act alike on every data set."""
+    optimizers' tolerances, which are absolute numbers, act alike on every data set.
+
+    Parameters
+    ----------
+    feature_map : FeatureMap
+        A Fourier map ('complex', 'real', 'quantized'): one whose ``demodulate`` gives the
+        target.
+    mean : ndarray
+        The sketch's mean (sum / count), in the map's sum layout.
+    count : None or int >= 1, optional
+        The sketch's number of records.
+    noise_variance : float >= 0, default 0
+        The variance of the release noise per real coordinate of the mean (0 for a clean
+        sketch); > 0 makes the problem `private`.
+
+    Raises
+    ------
+    TypeError
+        When `feature_map` is not a FeatureMap.
+    ValueError
+        For a count or noise_variance outside its range, a map that is not a Fourier
+        map (it has no ``demodulate``); from
+        ``in_units``, for a unit that is not a positive finite number, an origin that is
+        not d finite numbers, or a problem already in a frame.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import DecodingProblem
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> problem = DecodingProblem.from_sketch(FeatureMap(make_operator(2, 40, random_state=0), "complex").sketch(X))
+    >>> problem.d, problem.m, problem.count, problem.private, problem.z.dtype
+    (2, 40, 1000, False, dtype('complex128'))
+    >>> framed = problem.in_units(4.0, origin=[1.0, 1.0])  # parameters (theta - origin) / 4
+    >>> framed.unit, framed.count
+    (4.0, 1000)
+    """
 
     #: The data's unit of the parameters (1: the data's own units; see `in_units`).
     unit = 1.0
@@ -229,7 +289,32 @@ def check_box(lower, upper, d):
 
 
 class DiracAtoms:
-    """Diracs delta_c (k-means): a(c) = exp(i Omega^T c), ||a|| = sqrt(m)."""
+    """Diracs delta_c (k-means): a(c) = exp(i Omega^T c), ||a|| = sqrt(m).
+
+    Parameters
+    ----------
+    problem : DecodingProblem
+        The sketch whose atoms these are.
+    lower, upper : float or array_like of shape (d,)
+        The box of the centres (the L-BFGS-B bounds), finite, upper > lower.
+
+    Raises
+    ------
+    ValueError
+        For a box that is not finite, of another width than d, or with upper <= lower.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import DecodingProblem, DiracAtoms
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> problem = DecodingProblem.from_sketch(FeatureMap(make_operator(2, 40, random_state=0), "complex").sketch(X))
+    >>> atoms = DiracAtoms(problem, -5.0, 5.0)
+    >>> atoms.n_params, atoms.random(np.random.default_rng(0), 3).shape, len(atoms.bounds())
+    (2, (3, 2), 2)
+    """
 
     def __init__(self, problem, lower, upper):
         self.problem = problem
@@ -258,7 +343,35 @@ class DiracAtoms:
 class DiagonalGaussianAtoms:
     """Diagonal Gaussians N(mu, diag(s2)) (GMM): a_j = exp(i omega_j^T mu - 1/2 sum_l
     omega_lj^2 s2_l) (thesis sec. 6.2.1). theta = (mu, s2), 2d parameters; bounds: mu in
-    the box, s2 in [(1e-4)^2, 0.5^2] times the squared box widths (pycle's CL-OMPR bounds)."""
+    the box, s2 in [(1e-4)^2, 0.5^2] times the squared box widths (pycle's CL-OMPR bounds).
+
+    Parameters
+    ----------
+    problem : DecodingProblem
+        The sketch whose atoms these are.
+    lower, upper : float or array_like of shape (d,)
+        The box of the means, finite, upper > lower.
+    sigma2_init : float or array_like of shape (d,), optional
+        The variances of the random atoms (clipped to the bounds); None: (10^U(-0.8,
+        -0.1) times the box width)^2 per coordinate.
+
+    Raises
+    ------
+    ValueError
+        For a box that is not finite, of another width than d, or with upper <= lower.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import DecodingProblem, DiagonalGaussianAtoms
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> problem = DecodingProblem.from_sketch(FeatureMap(make_operator(2, 40, random_state=0), "complex").sketch(X))
+    >>> atoms = DiagonalGaussianAtoms(problem, -5.0, 5.0)
+    >>> atoms.n_params, atoms.random(np.random.default_rng(0), 3).shape  # rows (mu, s2)
+    (4, (3, 4))
+    """
 
     def __init__(self, problem, lower, upper, sigma2_init=None):
         self.problem = problem
@@ -295,7 +408,34 @@ class DiagonalGaussianAtoms:
 
 
 def mixed_draw(rng, lower, upper, proposal, size):
-    """Points uniform in the box, half of them replaced by draws of the proposal."""
+    """Points uniform in the box, half of them replaced by draws of the proposal.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Draws the points.
+    lower, upper : ndarray of shape (d,)
+        The box.
+    proposal : (ndarray, ndarray) or None
+        (mean, std) of a normal law (:func:`bulk_proposal`); its draws are clipped to the
+        box. None: all uniform.
+    size : int
+        The number of points; with a proposal and size > 1, the first size // 2 come
+        from it.
+
+    Returns
+    -------
+    ndarray of shape (size, d)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders.problem import mixed_draw
+    >>> lo, hi = np.zeros(2), np.ones(2)
+    >>> pts = mixed_draw(np.random.default_rng(0), lo, hi, (np.full(2, 0.5), np.full(2, 0.01)), 4)
+    >>> pts.shape, bool(np.allclose(pts[:2], 0.5, atol=0.1))
+    ((4, 2), True)
+    """
     pts = rng.uniform(lower, upper, size=(size, lower.size))
     if proposal is not None and size > 1:
         mean, std = proposal
@@ -320,7 +460,34 @@ def bulk_proposal(family, rng=None, args=None):
     2d + 2), mu - c0 is the weighted least-squares solution of the phases (weights
     abs(z)), twice (the second pass recentred, so that phases do not wrap), and s^2 the
     slope of log|z| against ||omega||^2. None when the fit is not usable (too few
-    frequencies, no decay)."""
+    frequencies, no decay).
+
+    Parameters
+    ----------
+    family : DiracAtoms (or any family with `problem`, `lower` and `upper`)
+        The problem and the box.
+    rng, args
+        Not used.
+
+    Returns
+    -------
+    (ndarray, ndarray) or None
+        (mean, std) of shape (d,) each, the mean inside the box and std at most half its
+        width.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import DecodingProblem, DiracAtoms
+    >>> from pysketch.decoders.problem import bulk_proposal
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2)) + 2.0
+    >>> problem = DecodingProblem.from_sketch(FeatureMap(make_operator(2, 200, random_state=0), "complex").sketch(X))
+    >>> mean, std = bulk_proposal(DiracAtoms(problem, -5.0, 5.0))
+    >>> bool(np.allclose(mean, 2.0, atol=0.5)), bool(np.allclose(std, 1.0, atol=0.5))
+    (True, True)
+    """
     problem = family.problem
     d, m = problem.d, problem.m
     lower, upper = family.lower, family.upper
@@ -355,7 +522,37 @@ def bulk_proposal(family, rng=None, args=None):
 
 
 def atom_correlation(family, theta, r_real, r_imag):
-    """-Re(a^H r) / ||a|| and its gradient for one atom theta (n_params,)."""
+    """-Re(a^H r) / ||a|| and its gradient for one atom theta (n_params,).
+
+    The objective of CL-OMPR's step 1 (a new atom), minimized by L-BFGS-B.
+
+    Parameters
+    ----------
+    family : atom family
+        DiracAtoms, DiagonalGaussianAtoms or IsotropicGaussianAtoms.
+    theta : ndarray of shape (n_params,)
+        The atom.
+    r_real, r_imag : ndarray of float64, shape (m,)
+        The real and imaginary parts of the residual r (C-contiguous).
+
+    Returns
+    -------
+    value : float
+    gradient : ndarray of shape (n_params,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import DecodingProblem, DiracAtoms
+    >>> from pysketch.decoders.problem import atom_correlation
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2)) + 2.0
+    >>> problem = DecodingProblem.from_sketch(FeatureMap(make_operator(2, 40, random_state=0), "complex").sketch(X))
+    >>> value, grad = atom_correlation(DiracAtoms(problem, -5, 5), np.array([2.0, 2.0]), problem.zr, problem.zi)
+    >>> bool(value < 0), grad.shape
+    (True, (2,))
+    """
     P, amp = family.phases(theta[None, :])
     m = P.shape[1]
     Gr = np.empty((1, m)) if amp is not None else None
@@ -375,7 +572,43 @@ def atom_correlation(family, theta, r_real, r_imag):
 
 
 def mixture_objective(family, theta, alpha, problem, want_grad=True):
-    """F = ||z - sum_k alpha_k a(theta_k)||^2 and its gradients (theta: k x n_params)."""
+    """F = ||z - sum_k alpha_k a(theta_k)||^2 and its gradients (theta: k x n_params).
+
+    Parameters
+    ----------
+    family : atom family
+        DiracAtoms, DiagonalGaussianAtoms or IsotropicGaussianAtoms.
+    theta : ndarray of shape (k, n_params)
+        The atoms.
+    alpha : ndarray of shape (k,)
+        Their weights.
+    problem : DecodingProblem
+        The target z.
+    want_grad : bool, default True
+        False: F alone.
+
+    Returns
+    -------
+    F : float
+    grad_theta : ndarray of shape (k, n_params)
+        Only with want_grad.
+    grad_alpha : ndarray of shape (k,)
+        Only with want_grad.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import DecodingProblem, DiracAtoms
+    >>> from pysketch.decoders.problem import mixture_objective
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.repeat([[-3.0, -3.0], [3.0, 3.0]], 500, axis=0) + np.random.default_rng(0).normal(0, 0.5, (1000, 2))
+    >>> problem = DecodingProblem.from_sketch(FeatureMap(make_operator(2, 40, random_state=0), "complex").sketch(X))
+    >>> F, g_theta, g_alpha = mixture_objective(DiracAtoms(problem, -5, 5), np.array([[-3.0, -3], [3, 3]]),
+    ...                                         np.array([0.5, 0.5]), problem)
+    >>> g_theta.shape, g_alpha.shape
+    ((2, 2), (2,))
+    """
     P, amp = family.phases(theta)
     k, m = P.shape
     Gi = np.empty((k, m)) if want_grad else None
@@ -391,7 +624,33 @@ def mixture_objective(family, theta, alpha, problem, want_grad=True):
 
 
 def atom_matrix(family, theta):
-    """The atoms as an (m, k) complex matrix."""
+    """The atoms as an (m, k) complex matrix.
+
+    Parameters
+    ----------
+    family : atom family
+        DiracAtoms, DiagonalGaussianAtoms or IsotropicGaussianAtoms.
+    theta : ndarray of shape (k, n_params)
+        The atoms.
+
+    Returns
+    -------
+    ndarray of complex128, shape (m, k)
+        Column j is the sketch a(theta_j) of atom j.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import DecodingProblem, DiracAtoms
+    >>> from pysketch.decoders.problem import atom_matrix
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> problem = DecodingProblem.from_sketch(FeatureMap(make_operator(2, 40, random_state=0), "complex").sketch(X))
+    >>> A = atom_matrix(DiracAtoms(problem, -5, 5), np.array([[0.0, 0.0], [1.0, -1.0]]))
+    >>> A.shape, bool(np.allclose(np.abs(A), 1.0))  # Diracs: unit moduli
+    ((40, 2), True)
+    """
     P, amp = family.phases(theta)
     c, s = _kernels.sincos(P.reshape(-1))
     A = (c + 1j * s).reshape(P.shape)
@@ -402,7 +661,28 @@ def atom_matrix(family, theta):
 
 def nnls(A, z):
     """argmin_{x >= 0} ||z - A x|| for complex A (m x k) and z: real and imaginary parts
-    stacked (a real NNLS of twice the rows)."""
+    stacked (a real NNLS of twice the rows).
+
+    Parameters
+    ----------
+    A : ndarray of complex, shape (m, k)
+        The atoms, as columns.
+    z : ndarray of complex, shape (m,)
+        The target.
+
+    Returns
+    -------
+    ndarray of float64, shape (k,)
+        x >= 0 (scipy.optimize.nnls, at most 50 k iterations).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders.problem import nnls
+    >>> A = np.array([[1.0, 1j], [1.0, -1j], [1j, 0.0]])
+    >>> np.round(nnls(A, A @ np.array([0.3, 0.7])), 6)
+    array([0.3, 0.7])
+    """
     M = np.concatenate([A.real, A.imag])
     b = np.concatenate([z.real, z.imag])
     x, _ = scipy.optimize.nnls(M, b, maxiter=50 * M.shape[1])
@@ -416,6 +696,30 @@ class IsotropicGaussianAtoms:
     squared width of the box. Unlike DiagonalGaussianAtoms it needs only the squared
     norms of the frequencies (m numbers), never the d x m matrix Omega o Omega, so it
     works with structured operators at any size.
+
+    Parameters
+    ----------
+    problem : DecodingProblem
+        The sketch whose atoms these are.
+    lower, upper : float or array_like of shape (d,)
+        The box of the means, finite, upper > lower.
+
+    Raises
+    ------
+    ValueError
+        For a box that is not finite, of another width than d, or with upper <= lower.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import DecodingProblem, IsotropicGaussianAtoms
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> problem = DecodingProblem.from_sketch(FeatureMap(make_operator(2, 40, random_state=0), "complex").sketch(X))
+    >>> atoms = IsotropicGaussianAtoms(problem, -5.0, 5.0)
+    >>> atoms.n_params, atoms.random(np.random.default_rng(0), 3).shape  # rows (mu, s2)
+    (3, (3, 3))
     """
 
     def __init__(self, problem, lower, upper):
@@ -460,7 +764,35 @@ ATOMS = {"dirac": DiracAtoms, "diagonal_gaussian": DiagonalGaussianAtoms, "isotr
 class MixtureSolution:
     """The result of a decoder: atom parameters (k x n_params), weights summing to 1,
     the residual ||z - A alpha|| (before normalizing the weights) and the restart it came
-    from."""
+    from.
+
+    Parameters
+    ----------
+    theta : ndarray of shape (k, n_params)
+        The atoms: centres (Diracs), or (mean, variances) rows (Gaussians).
+    weights : ndarray of shape (k,)
+        The atoms' weights, summing to 1.
+    residual : float
+        ||z - A alpha||, alpha the weights before normalization (NaN where no sketch
+        distance is fitted: the grid decoder).
+    restart : int
+        The restart (start) the solution came from.
+    n_iter : int
+        The decoder's iterations (what counts as one is the decoder's: CL-OMPR's atom
+        steps, CL-AMP's SHyGAMP iterations, ...).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import DecodingProblem, DiracAtoms, clompr
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.repeat([[-3.0, -3.0], [3.0, 3.0]], 500, axis=0) + np.random.default_rng(0).normal(0, 0.5, (1000, 2))
+    >>> problem = DecodingProblem.from_sketch(FeatureMap(make_operator(2, 40, random_state=0), "complex").sketch(X))
+    >>> solution = clompr(DiracAtoms(problem, -5, 5), 2, random_state=0)
+    >>> solution.theta.shape, round(float(solution.weights.sum()), 12), solution.restart
+    ((2, 2), 1.0, 0)
+    """
 
     theta: np.ndarray
     weights: np.ndarray
@@ -470,7 +802,34 @@ class MixtureSolution:
 
 
 def screen(family, r, candidates):
-    """The normalized correlation Re(a^H r) / ||a|| of every candidate atom (rows)."""
+    """The normalized correlation Re(a^H r) / ||a|| of every candidate atom (rows).
+
+    Parameters
+    ----------
+    family : atom family
+        DiracAtoms, DiagonalGaussianAtoms or IsotropicGaussianAtoms.
+    r : ndarray of complex, shape (m,)
+        The residual.
+    candidates : ndarray of shape (c, n_params)
+        The candidate atoms.
+
+    Returns
+    -------
+    ndarray of shape (c,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import DecodingProblem, DiracAtoms
+    >>> from pysketch.decoders.problem import screen
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2)) + 2.0
+    >>> problem = DecodingProblem.from_sketch(FeatureMap(make_operator(2, 40, random_state=0), "complex").sketch(X))
+    >>> scores = screen(DiracAtoms(problem, -5, 5), problem.z, np.array([[2.0, 2.0], [-4.0, -4.0]]))
+    >>> int(np.argmax(scores))  # the candidate at the data
+    0
+    """
     P, amp = family.phases(candidates)
     corr, sq = np.empty(P.shape[0]), np.empty(P.shape[0])
     _kernels.atom_terms(P, amp, None, np.ascontiguousarray(r.real), np.ascontiguousarray(r.imag), None, None, corr, sq)
@@ -501,6 +860,20 @@ def refine_mixture(family, problem, theta, alpha, ftol, maxiter):
     -------
     theta : (k, n_params) array
     alpha : (k,) array
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import DecodingProblem, DiracAtoms
+    >>> from pysketch.decoders.problem import refine_mixture
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.repeat([[-3.0, -3.0], [3.0, 3.0]], 500, axis=0) + np.random.default_rng(0).normal(0, 0.5, (1000, 2))
+    >>> problem = DecodingProblem.from_sketch(FeatureMap(make_operator(2, 40, random_state=0), "complex").sketch(X))
+    >>> theta, alpha = refine_mixture(DiracAtoms(problem, -5, 5), problem, np.array([[-2.7, -3.3], [3.3, 2.7]]),
+    ...                               np.array([0.5, 0.5]), 1e-9, 100)
+    >>> bool(np.allclose(theta, [[-3, -3], [3, 3]], atol=0.2))
+    True
     """
     k, p = theta.shape
     bounds = family.bounds() * k + [ALPHA_BOUNDS] * k

@@ -109,7 +109,39 @@ class SubspaceProblem:
 
     When every frequency has the same norm (unions of orthonormal bases without padding,
     the compressive PCA's operators), `w` is that one value broadcast to m entries (a
-    read-only view: m float64 less)."""
+    read-only view: m float64 less).
+
+    Parameters
+    ----------
+    feature_map : QuadraticMap
+        A map with ``second_moments`` (kind 'quadratic').
+    mean : ndarray of shape (m,)
+        The sketch's mean.
+    count : None or int >= 1, optional
+        The sketch's number of records.
+    noise_variance : float >= 0, default 0
+        The release noise's variance per coordinate of the mean; > 0 makes the problem
+        `private` (and sets the discrepancy level of :class:`BurerMonteiro`).
+
+    Raises
+    ------
+    TypeError
+        When `feature_map` is not a FeatureMap.
+    ValueError
+        For a count or noise_variance outside its range (and from the map's
+        ``second_moments``, for a map without second moments).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import SubspaceProblem
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.random.default_rng(0).normal(size=(2000, 8)) * [3.0, 2.0, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]
+    >>> problem = SubspaceProblem.from_sketch(FeatureMap(make_operator(8, 160, random_state=0), "quadratic").sketch(X))
+    >>> problem.d, problem.m, problem.z.shape, bool(abs(problem.total_variance() / 13 - 1) < 0.3)  # tr(C) ~ 9 + 4
+    (8, 160, (160,), True)
+    """
 
     def __init__(self, feature_map, mean, *, count=None, noise_variance=0.0):
         FEATURE_MAPS.check(feature_map, "feature_map")
@@ -398,7 +430,40 @@ class SubspaceSolution:
     """The result of a subspace decoder: orthonormal components (k x d, rows, by decreasing
     variance), the variance along each (eigenvalue of U U^T plus the floor), the floor s,
     the sketch's estimate of tr(C), the relative residual ||M(U U^T + s I) - z|| / ||z||,
-    the start it came from and its iterations."""
+    the start it came from and its iterations.
+
+    The eigen decoder fills the same fields from the whole matrix: the floor is the mean
+    of the other eigenvalues, the residual the relative Frobenius distance to the model.
+
+    Parameters
+    ----------
+    components : ndarray of shape (k, d)
+        Orthonormal rows, by decreasing variance; each row's largest coordinate is
+        positive.
+    variances : ndarray of shape (k,)
+        The variance along each component.
+    floor : float
+        The isotropic floor s.
+    total_variance : float
+        The sketch's estimate of tr(C).
+    residual : float
+        The relative residual.
+    restart : int
+        The start kept.
+    n_iter : int
+        Its iterations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import EigenDecoder, SubspaceTask
+    >>> from pysketch.features import SecondMomentMap
+    >>> X = np.random.default_rng(0).normal(size=(2000, 4)) * [3.0, 1.0, 0.1, 0.1]
+    >>> decoder = EigenDecoder()
+    >>> solution = decoder.decode(SubspaceTask(decoder.problem(SecondMomentMap(4).sketch(X)), 1))
+    >>> solution.components.shape, bool(solution.components[0, 0] > 0.99), bool(solution.variances[0] > solution.floor)
+    ((1, 4), True, True)
+    """
 
     components: np.ndarray
     variances: np.ndarray
@@ -463,6 +528,29 @@ class BurerMonteiro(Decoder):
         Starts; the best (smallest residual) is kept.
     random_state : None, int or numpy.random.Generator
         Draws the Gaussian starts and the spectral start's random vectors.
+
+    Raises
+    ------
+    TypeError
+        When max_iter is not an int; from ``decode``, when n_init or n_components is not
+        an int, or the task's problem is not a SubspaceProblem.
+    ValueError
+        When max_iter is below 1, tol is not a number in [0, 1), or init is unknown; from
+        ``decode``, for n_components outside [1, d], n_init below 1, or records whose
+        spread (read from the sketch) is beyond the supported range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders import BurerMonteiro, SubspaceTask
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> X = np.random.default_rng(0).normal(size=(2000, 8)) * [3.0, 2.0, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]
+    >>> decoder = BurerMonteiro(n_init=1, random_state=0)
+    >>> problem = decoder.problem(FeatureMap(make_operator(8, 160, random_state=0), "quadratic").sketch(X))
+    >>> solution = decoder.decode(SubspaceTask(problem, 2))
+    >>> bool(np.allclose(np.abs(solution.components[:, :2]), np.eye(2), atol=0.1)), solution.residual < 0.1
+    (True, True)
     """
 
     name = "burer_monteiro"
@@ -685,7 +773,46 @@ def lbfgs(fun, x0, *, max_iter=1000, memory=10, ftol=1e-12, gtol=1e-14, rtol=0.0
     The pairs are kept in `history` (float32 halves their memory; the products with them
     are summed in float64). The points given to fun are reused buffers: fun must not keep
     them. Returns (x, f, iterations). Its own cost is O(memory * len(x)) per iteration:
-    scipy's L-BFGS-B measured 10-30 ms per iteration at 10^4 variables here."""
+    scipy's L-BFGS-B measured 10-30 ms per iteration at 10^4 variables here.
+
+    Parameters
+    ----------
+    fun : callable
+        fun(x) -> (f, grad): the value (a float) and the gradient (an array of x's shape).
+    x0 : array_like
+        The start (copied into a float64 array).
+    max_iter : int, default 1000
+        The most iterations.
+    memory : int, default 10
+        The pairs (s, y) kept.
+    ftol : float, default 1e-12
+        The relative decrease at which it stops.
+    gtol : float, default 1e-14
+        The largest gradient entry at which it stops.
+    rtol : float, default 0
+        Decreases below rtol abs(f) ten times in a row stop it (0: never).
+    fstop : float, default 0
+        A value of f at which it stops.
+    history : numpy dtype, default float64
+        The dtype of the stored pairs (float32 halves their memory).
+
+    Returns
+    -------
+    x : ndarray of float64
+        The last point.
+    f : float
+        Its value.
+    iterations : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.decoders.subspace import lbfgs
+    >>> target = np.array([1.0, -2.0, 3.0])
+    >>> x, f, n_iter = lbfgs(lambda x: (float((x - target) @ (x - target)), 2.0 * (x - target)), np.zeros(3))
+    >>> bool(np.allclose(x, target)), f < 1e-12
+    (True, True)
+    """
     x = np.array(x0, dtype=np.float64)
 
     def into(xv, out):

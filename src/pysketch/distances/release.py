@@ -51,7 +51,36 @@ MECHANISMS = ("auto", "laplace", "gaussian")
 
 def max_column_norm(S, p):
     """max_j ||S_{:, j}||_p of an explicit k x d matrix (dense or scipy.sparse): the
-    l_p sensitivity of x -> S x under ||x - y||_1 <= 1 (Def. 3)."""
+    l_p sensitivity of x -> S x under ||x - y||_1 <= 1 (Def. 3).
+
+    Parameters
+    ----------
+    S : array_like or scipy.sparse matrix, shape (k, d)
+        The matrix, real and finite (a 1-D array is one row).
+    p : {1, 2}
+        The norm of the columns.
+
+    Returns
+    -------
+    float
+        The largest column norm (0 for a zero matrix).
+
+    Raises
+    ------
+    ValueError
+        For a p other than 1 or 2, an empty or non-finite dense matrix, or column norms
+        that overflow float64.
+    TypeError
+        For a dense matrix that is not of real numbers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.distances import max_column_norm
+    >>> S = np.array([[3.0, 0.0], [-4.0, 1.0]])
+    >>> max_column_norm(S, 1), max_column_norm(S, 2)
+    (7.0, 5.0)
+    """
     if p not in (1, 2):
         raise ValueError(f"p must be 1 or 2, got {p!r}")
     if hasattr(S, "tocsc") and type(S).__module__.startswith("scipy.sparse"):
@@ -88,22 +117,67 @@ def _operator_sensitivity(op, p):
 class DistanceRelease:
     """Noisy sketches of n vectors under one public operator.
 
-    values : (n, k) float64, the released S x_i + eta_i.
-    operator_id : the operator's fingerprint (SHA-256 of its state; equal ids = same S).
-    construction : the operator's kind. k : sketch length.
-    mechanism : 'laplace' or 'gaussian'; epsilon, delta: the guarantee per row;
-    contribution : C of the l1 neighbouring relation; sensitivity : of x -> S x (the norm
-    of the mechanism), times C.
-    m2, m4 : second and fourth moments of one noise coordinate (of the law actually drawn:
-    the discrete laws on the 2^-30-fine grid have these moments to within 2^-58 relative).
-    correction_dim : the estimator subtracts correction_dim (m2_a + m2_b): k for output
-    noise, the number of noised input coordinates for input perturbation (FJLT).
-    secure_noise : False for seeded test noise.
-    perturbation : 'output' (S x + eta) or 'input' (FJLT of the noisy input, Lemma 8);
-    padded_d, density : the FJLT's d_p and q (0 for other operators).
-    guarantee : for which matrices the (epsilon, delta) holds: every draw (sensitivities
-    exact for the public matrix), or only with high probability over it (the Kenthapadi
-    baseline's nominal calibration).
+    Made by :func:`release`, :func:`release_input`, :func:`kenthapadi_release` and
+    :func:`clean_release` (and ``load``); frozen. ``n`` is the number of rows.
+
+    Parameters
+    ----------
+    values : ndarray of float64, shape (n, k)
+        The released S x_i + eta_i.
+    operator_id : str
+        The operator's fingerprint (SHA-256 of its state; equal ids = same S).
+    construction : str
+        The operator's kind ('sjlt_block', 'sjlt_graph', 'dense', 'fjlt', ...).
+    k : int
+        The sketch length.
+    mechanism : {'laplace', 'gaussian', 'none'}
+        'none' for a clean (not private) release.
+    epsilon, delta : float
+        The guarantee per row (epsilon inf for a clean release).
+    contribution : float
+        C of the l1 neighbouring relation.
+    sensitivity : float
+        Of x -> S x (in the norm of the mechanism), times C.
+    m2, m4 : float
+        Second and fourth moments of one noise coordinate (of the law actually drawn: the
+        discrete laws on the 2^-30-fine grid have these moments to within 2^-58
+        relative).
+    correction_dim : int
+        The estimator subtracts correction_dim (m2_a + m2_b): k for output noise, the
+        number of noised input coordinates for input perturbation (FJLT).
+    secure_noise : bool
+        False for seeded test noise.
+    perturbation : {'output', 'input'}, default 'output'
+        'output' (S x + eta) or 'input' (FJLT of the noisy input, Lemma 8).
+    padded_d : int, default 0
+        The FJLT's d_p (0 for other operators).
+    density : float, default 0
+        The FJLT's q (0 for other operators).
+    guarantee : str, default 'every draw of the public matrix'
+        For which matrices the (epsilon, delta) holds: every draw (sensitivities exact
+        for the public matrix), or only with high probability over it (the Kenthapadi
+        baseline's nominal calibration).
+
+    Raises
+    ------
+    ValueError
+        From ``variance``, for a conditional or input-perturbation variance between
+        releases of different noise laws, or a construction with no closed form.
+    FileNotFoundError
+        From ``load``, when there is no such file.
+    SketchFileError
+        From ``load``, when the file is not a distance release, is damaged, inconsistent
+        or of a newer version.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.distances import release
+    >>> from pysketch.operators import SparseJLOperator
+    >>> X = np.random.default_rng(0).poisson(3.0, size=(50, 200)).astype(float)
+    >>> R = release(SparseJLOperator.draw(200, 64, 1, random_state=7), X, epsilon=1.0)
+    >>> R.n, R.k, R.mechanism, R.construction, round(R.m2, 6)
+    (50, 64, 'laplace', 'sjlt_block', 2.0)
     """
 
     values: np.ndarray
@@ -182,7 +256,37 @@ class DistanceRelease:
 def choose_mechanism(l1_sensitivity, l2_sensitivity, epsilon, delta, k, Z2_guess=0.0):
     """'laplace' or 'gaussian': the smaller exact estimator variance (noise terms
     8 m2 Z2 + 2 k (m4 + m2^2)) for the guess Z2 of a typical squared distance (0 compares
-    the k-terms only; derived from the exact variances, Stausholm 2021, Lemma 3). delta = 0 gives 'laplace'."""
+    the k-terms only; derived from the exact variances, Stausholm 2021, Lemma 3). delta = 0 gives 'laplace'.
+
+    Parameters
+    ----------
+    l1_sensitivity, l2_sensitivity : float > 0
+        The operator's sensitivities (times C) in the two norms.
+    epsilon : float > 0
+        Within [2**-100, 2**100].
+    delta : float in [0, 1)
+    k : int >= 1
+        The sketch length.
+    Z2_guess : float >= 0, default 0
+        A typical squared distance; 0 compares the terms in k only.
+
+    Returns
+    -------
+    {'laplace', 'gaussian'}
+
+    Raises
+    ------
+    ValueError
+        For an argument outside its range, or noise scales outside [2**-250, 2**250].
+    TypeError
+        When `k` is not an int.
+
+    Examples
+    --------
+    >>> from pysketch.distances import choose_mechanism
+    >>> choose_mechanism(1.0, 1.0, 1.0, 1e-6, k=64), choose_mechanism(8.0, 1.0, 1.0, 1e-6, k=64)
+    ('laplace', 'gaussian')
+    """
     l1_sensitivity = check_positive(l1_sensitivity, "l1_sensitivity")
     l2_sensitivity = check_positive(l2_sensitivity, "l2_sensitivity")
     epsilon = check_epsilon(epsilon)
@@ -223,7 +327,35 @@ def _plan(operator, epsilon, delta, mechanism, contribution, Z2_guess):
 def clean_release(operator, X):
     """The sketches S x of the rows of X with no noise: NOT private (an estimator's
     epsilon=None). A DistanceRelease with mechanism 'none' and zero noise moments, so that
-    the distance estimators give the plain Johnson-Lindenstrauss estimate."""
+    the distance estimators give the plain Johnson-Lindenstrauss estimate.
+
+    Parameters
+    ----------
+    operator : FrequencyOperator
+        S, as for :func:`release`.
+    X : array_like of shape (d,) or (n, d)
+        The vectors.
+
+    Returns
+    -------
+    DistanceRelease
+        epsilon inf, guarantee 'none: not private (no noise)'.
+
+    Raises
+    ------
+    ValueError
+        When X has no rows (and from the operator's checks of X).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.distances import clean_release, sq_distance
+    >>> from pysketch.operators import SparseJLOperator
+    >>> X = np.random.default_rng(0).poisson(3.0, size=(50, 200)).astype(float)
+    >>> C = clean_release(SparseJLOperator.draw(200, 64, 1, random_state=7), X)
+    >>> C.mechanism, C.m2, sq_distance(C, C, 0, 1) > 0
+    ('none', 0.0, True)
+    """
     Y = _nonempty(np.atleast_2d(np.asarray(_apply_by_rows(operator, X), dtype=np.float64)))
     return DistanceRelease(values=Y, operator_id=operator.fingerprint(), construction=operator.kind, k=operator.m,
                            mechanism="none", epsilon=math.inf, delta=0.0, contribution=0.0, sensitivity=0.0,
@@ -233,7 +365,31 @@ def clean_release(operator, X):
 
 def release_cost(operator, epsilon, delta=0.0, *, mechanism="auto", contribution=1.0, Z2_guess=0.0):
     """The (epsilon, delta) one `release` call with these arguments spends (delta = 0 when
-    the mechanism is, or 'auto' picks, Laplace); the arguments are checked as by `release`."""
+    the mechanism is, or 'auto' picks, Laplace); the arguments are checked as by `release`.
+
+    Parameters
+    ----------
+    operator, epsilon, delta, mechanism, contribution, Z2_guess
+        As for :func:`release`.
+
+    Returns
+    -------
+    (float, float)
+        (epsilon, delta).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`release`, for the same arguments.
+
+    Examples
+    --------
+    >>> from pysketch.distances import release_cost
+    >>> from pysketch.operators import SparseJLOperator
+    >>> op = SparseJLOperator.draw(200, 64, 1, random_state=7)
+    >>> release_cost(op, 1.0, 1e-6), release_cost(op, 1.0, 1e-6, mechanism="gaussian")
+    ((1.0, 0.0), (1.0, 1e-06))
+    """
     eps, delta, *_ = _plan(operator, epsilon, delta, mechanism, contribution, Z2_guess)
     return eps, delta
 
@@ -245,16 +401,54 @@ def release(operator, X, epsilon, delta=0.0, *, mechanism="auto", contribution=1
 
     Parameters
     ----------
+    operator : FrequencyOperator
+        The public S (``SparseJLOperator.draw(d, k, s, random_state=public_seed)``, a
+        FastJLOperator, or any operator: its sensitivity is then computed from its
+        matrix).
+    X : array_like or scipy.sparse matrix, shape (d,) or (n, d)
+        The vectors, one per row.
+    epsilon : float > 0
+        The guarantee per row, within [2**-100, 2**100].
+    delta : float in [0, 1), default 0
     mechanism : {'auto', 'laplace', 'gaussian'}
         'auto' picks the smaller exact variance (`choose_mechanism` with Z2_guess; Laplace
         when delta = 0).
     contribution : float, default 1
         C, the l1 bound on one individual's change of a vector.
+    Z2_guess : float >= 0, default 0
+        A typical squared distance, for mechanism='auto'.
     accountant : BudgetAccountant (pysketch or diffprivlib) or None
         Charged (epsilon, delta) once per call (delta = 0 for Laplace) before any noise is
         drawn.
     insecure_seed : None or int
         None: OS entropy; an int: reproducible, insecure noise (tests).
+
+    Returns
+    -------
+    DistanceRelease
+        One noisy row per vector (a vector of shape (d,) gives one row).
+
+    Raises
+    ------
+    TypeError
+        When `operator` is not a FrequencyOperator.
+    ValueError
+        For an argument outside its range, 'gaussian' with delta = 0, a noise scale
+        outside [2**-250, 2**250] (rescale the data and the contribution), or X with no
+        rows (and from the operator's checks of X).
+    BudgetError
+        When `accountant` refuses the spend; nothing is drawn then.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.distances import release, sq_distance
+    >>> from pysketch.operators import SparseJLOperator
+    >>> X = np.random.default_rng(0).poisson(3.0, size=(50, 200)).astype(float)
+    >>> op = SparseJLOperator.draw(200, 64, 1, random_state=7)  # public: every party draws the same
+    >>> R = release(op, X, epsilon=1.0)
+    >>> R.values.shape, R.mechanism, isinstance(sq_distance(R, R, 0, 1), float)
+    ((50, 64), 'laplace', True)
     """
     epsilon, delta, C, mechanism, d1, d2 = _plan(operator, epsilon, delta, mechanism, contribution, Z2_guess)
     single = not hasattr(X, "tocsr") and np.ndim(X) == 1
@@ -352,17 +546,56 @@ def release_input(operator, X, epsilon, delta, *, site="rotated", contribution=1
 
     Parameters
     ----------
+    operator : FastJLOperator
+        The public fast JL transform.
+    X : array_like of shape (d,) or (n, d)
+        The vectors, one per row.
+    epsilon : float > 0
+        The guarantee per row, within [2**-100, 2**100].
+    delta : float in (0, 1)
     site : {'input', 'rotated'}, default 'rotated'
         'input' (Lemma 8): noise on the d input coordinates, then Phi~; 'rotated' (Note 7):
         noise on the d_p coordinates of H D x (orthonormal, so the same sensitivity; for
         d = d_p it is the same law as 'input' by spherical symmetry).
+    contribution : float > 0, default 1
+        C, the l1 (hence l2) bound on one individual's change of a vector.
+    accountant : BudgetAccountant (pysketch or diffprivlib) or None
+        Charged (epsilon, delta) once per call, before any noise is drawn.
+    insecure_seed : None or int
+        None: OS entropy; an int: reproducible, insecure noise (tests).
+
+    Returns
+    -------
+    DistanceRelease
+        perturbation 'input', correction_dim the number of noised coordinates.
+
+    Raises
+    ------
+    TypeError
+        When `operator` is not a FastJLOperator.
+    ValueError
+        For a site, epsilon, delta or contribution outside its range, a noise scale
+        outside [2**-250, 2**250], or X with no rows.
+    BudgetError
+        When `accountant` refuses the spend.
 
     Notes
     -----
     The estimator subtracts n_noised (m2_a + m2_b); its exact variance is
     `formulas.fjlt_input_variance` with d = n_noised (d_p for 'rotated'; for 'input' with
     padding the formula is that of the padded vector with zero noise on the padding, not
-    given here). `accountant` is charged (epsilon, delta) once per call, as by `release`."""
+    given here). `accountant` is charged (epsilon, delta) once per call, as by `release`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.distances import release_input
+    >>> from pysketch.operators import FastJLOperator
+    >>> X = np.random.default_rng(0).poisson(3.0, size=(50, 200)).astype(float)
+    >>> R = release_input(FastJLOperator.draw(200, 64, 0.1, random_state=0), X, 1.0, 1e-6)
+    >>> R.values.shape, R.perturbation, R.correction_dim  # noise on the 256 padded coordinates
+    ((50, 64), 'input', 256)
+    """
     if not isinstance(operator, FastJLOperator):
         raise TypeError(f"operator must be a FastJLOperator, got {type(operator).__name__}")
     if site not in ("input", "rotated"):
@@ -394,7 +627,36 @@ def gaussian_jl_operator(d, k, random_state=None):
     """The dense Gaussian JL matrix of Kenthapadi et al. (2013), entries N(0, 1/k), as a
     DenseOperator (Omega = S^T): the baseline. `release` calibrates it with its exact
     sensitivity computed from the public matrix (private for every draw); see
-    `kenthapadi_release` for the paper's nominal calibration."""
+    `kenthapadi_release` for the paper's nominal calibration.
+
+    Parameters
+    ----------
+    d : int >= 1
+        The input dimension.
+    k : int >= 1
+        The sketch length.
+    random_state : None, int or numpy.random.Generator
+        The public seed of the matrix.
+
+    Returns
+    -------
+    DenseOperator
+        Omega of shape (d, k), so that ``apply(x)`` is S x.
+
+    Raises
+    ------
+    TypeError
+        When d or k is not an int.
+    ValueError
+        When d or k is below 1, or the matrix would not fit in memory.
+
+    Examples
+    --------
+    >>> from pysketch.distances import gaussian_jl_operator
+    >>> op = gaussian_jl_operator(200, 64, random_state=0)
+    >>> op.d, op.m
+    (200, 64)
+    """
     from .._random import as_generator
     from ..operators import DenseOperator, operator_bytes
 
@@ -410,7 +672,52 @@ def kenthapadi_release(operator, X, epsilon, delta, *, accountant=None, insecure
     + ln(2/delta))), which is (epsilon, delta)-DP only WITH HIGH PROBABILITY OVER THE
     MATRIX (its sensitivity is not checked): the record says so and a warning is issued.
     Use `release` for a guarantee that holds for every draw. `accountant` is charged
-    (epsilon, delta) once per call."""
+    (epsilon, delta) once per call.
+
+    Parameters
+    ----------
+    operator : FrequencyOperator
+        The public matrix (:func:`gaussian_jl_operator`).
+    X : array_like of shape (d,) or (n, d)
+        The vectors, one per row.
+    epsilon : float > 0
+        Below ln(1 / delta).
+    delta : float in (0, 1)
+    accountant : BudgetAccountant (pysketch or diffprivlib) or None
+        Charged (epsilon, delta) once per call, before any noise is drawn.
+    insecure_seed : None or int
+        None: OS entropy; an int: reproducible, insecure noise (tests).
+
+    Returns
+    -------
+    DistanceRelease
+        Whose `guarantee` says it holds with high probability over the matrix.
+
+    Raises
+    ------
+    ValueError
+        For an epsilon or delta outside its range, epsilon >= ln(1 / delta), or X with
+        no rows.
+    BudgetError
+        When `accountant` refuses the spend.
+
+    Warns
+    -----
+    RuntimeWarning
+        At every call: the guarantee is not for every draw of the matrix.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from pysketch.distances import gaussian_jl_operator, kenthapadi_release
+    >>> X = np.random.default_rng(0).poisson(3.0, size=(50, 200)).astype(float)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", RuntimeWarning)
+    ...     R = kenthapadi_release(gaussian_jl_operator(200, 64, random_state=0), X, 1.0, 1e-6)
+    >>> R.values.shape, R.guarantee
+    ((50, 64), 'with high probability over the public matrix (Kenthapadi et al.)')
+    """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, positive=True)
     if not epsilon < -math.log(delta):
@@ -445,7 +752,39 @@ def _check_pair(a, b):
 def sq_distance(a, b, i=0, j=0):
     """Unbiased estimate of ||x_i - y_j||^2 from row i of release a and row j of b:
     ||a_i - b_j||^2 - correction_dim (m2_a + m2_b). Can be negative (keep it: clipping
-    biases it)."""
+    biases it).
+
+    Parameters
+    ----------
+    a, b : DistanceRelease
+        Releases under the same public operator.
+    i, j : int, default 0
+        The rows of a and of b.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        When a or b is not a DistanceRelease.
+    ValueError
+        When they were made with different operators or sizes, or the estimate overflows
+        float64.
+    IndexError
+        For a row outside a release.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.distances import clean_release, sq_distance
+    >>> from pysketch.operators import SparseJLOperator
+    >>> X = np.random.default_rng(0).poisson(3.0, size=(50, 200)).astype(float)
+    >>> C = clean_release(SparseJLOperator.draw(200, 64, 1, random_state=7), X)
+    >>> bool(abs(sq_distance(C, C, 0, 1) / np.sum((X[0] - X[1]) ** 2) - 1) < 0.5)  # JL, no noise
+    True
+    """
     _check_pair(a, b)
     diff = a.values[i] - b.values[j]
     with np.errstate(over="ignore", invalid="ignore"):
@@ -502,6 +841,26 @@ def pairwise_sq_distances(a, b=None, *, out=None):
     Returns
     -------
     ndarray of shape (n_a, n_b)
+
+    Raises
+    ------
+    TypeError
+        When a or b is not a DistanceRelease.
+    ValueError
+        When they were made with different operators or sizes, `out` is not a float64
+        array of the right shape, the matrix would not fit in memory, or the estimates
+        overflow float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.distances import pairwise_sq_distances, release
+    >>> from pysketch.operators import SparseJLOperator
+    >>> X = np.random.default_rng(0).poisson(3.0, size=(50, 200)).astype(float)
+    >>> R = release(SparseJLOperator.draw(200, 64, 1, random_state=7), X, epsilon=1.0)
+    >>> D = pairwise_sq_distances(R)
+    >>> D.shape, bool(np.all(np.diag(D) == 0)), bool(np.allclose(D, D.T))
+    ((50, 50), True, True)
     """
     same = b is None
     b = a if same else b
@@ -528,6 +887,30 @@ def nearest_neighbors(a, b=None, n_neighbors=1):
     The estimates are formed in blocks of rows (about 32 MB at a time) and only the
     neighbours are kept: memory is O(n_a * n_neighbors), whatever n_a and n_b. Ties are
     broken by the lower index.
+
+    Parameters
+    ----------
+    a : DistanceRelease
+        The rows whose neighbours are sought.
+    b : DistanceRelease, optional
+        The candidates, under the same operator; None: the other rows of a.
+    n_neighbors : int, default 1
+        In [1, number of candidates].
+
+    Returns
+    -------
+    indices : ndarray of intp, shape (n_a, n_neighbors)
+        Rows of b (of a when b is None), nearest first.
+    estimates : ndarray of float64, shape (n_a, n_neighbors)
+        Their unbiased squared-distance estimates (which can be negative).
+
+    Raises
+    ------
+    TypeError
+        When a or b is not a DistanceRelease, or n_neighbors not an int.
+    ValueError
+        When the releases were made with different operators or sizes, n_neighbors is
+        outside its range, or the estimates overflow float64.
 
     Examples
     --------

@@ -18,6 +18,17 @@ __all__ = ["PrivateJLTransformer"]
 class PrivateJLTransformer(TransformerMixin, BaseEstimator):
     """Release S x + eta for every row x, S a sparse JL transform of a public seed.
 
+    `fit(X)` draws S for X's number of columns; `release(X)` gives a DistanceRelease (for
+    `pairwise_sq_distances`); `transform(X)` its values, for pipelines. Each call draws
+    fresh noise and spends epsilon again for the rows it releases.
+
+    X may be a dask array or a data frame of numeric columns: `fit` reads only its number
+    of columns (nothing is computed); `release` releases every block's rows where the block
+    lives (each row has its own noise, so a block is a release of its rows) and gathers the
+    released values; `transform` returns a dask array of the released values, computed once
+    (persisted: on the workers of a dask.distributed client, else in this process), so that
+    reading it again never releases the rows again.
+
     Parameters
     ----------
     n_components : int
@@ -30,7 +41,8 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
         The release of each row (pysketch.distances.release): (epsilon, delta)-DP per row
         under ||x - y||_1 <= contribution. epsilon=None: the sketches without noise, not
         private (`clean_release`). Not given: epsilon is 1.0 in this version, with a
-        FutureWarning, and None in the next, as for every pysketch estimator.
+        FutureWarning, and None in the next, as for every pysketch estimator. Defaults:
+        delta 0, mechanism 'auto', contribution 1.
     random_state : int or None
         The PUBLIC seed of S: every party must use the same one. The noise never comes
         from it (OS entropy).
@@ -38,16 +50,36 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
         Charged (epsilon, delta) by every `release` / `transform` call (once per call: each
         individual changes one row), before any noise is drawn.
 
-    `fit(X)` draws S for X's number of columns; `release(X)` gives a DistanceRelease (for
-    `pairwise_sq_distances`); `transform(X)` its values, for pipelines. Each call draws
-    fresh noise and spends epsilon again for the rows it releases.
+    Attributes
+    ----------
+    operator_ : SparseJLOperator
+        S, drawn by `fit`.
+    n_features_in_ : int
+        The number of columns of X seen by `fit`.
 
-    X may be a dask array or a data frame of numeric columns: `fit` reads only its number
-    of columns (nothing is computed); `release` releases every block's rows where the block
-    lives (each row has its own noise, so a block is a release of its rows) and gathers the
-    released values; `transform` returns a dask array of the released values, computed once
-    (persisted: on the workers of a dask.distributed client, else in this process), so that
-    reading it again never releases the rows again.
+    Raises
+    ------
+    TypeError
+        From `fit`, when n_components or sparsity is not an int.
+    ValueError
+        From `fit`, for n_components or sparsity out of range (sparsity >
+        n_components), or X that is not one vector or a 2-D array with at least one
+        column; from `release` and `transform`, for X of another width than at `fit`,
+        a dask collection with no records, and the checks of
+        :func:`~pysketch.distances.release` (epsilon, delta, mechanism, contribution).
+    NotFittedError
+        From `release` and `transform` before `fit` (scikit-learn's, a ValueError).
+    BudgetError
+        When `accountant` refuses the spend of a `release` or `transform`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.distances import PrivateJLTransformer, pairwise_sq_distances
+    >>> X = np.random.default_rng(0).poisson(3.0, size=(100, 500)).astype(float)
+    >>> tr = PrivateJLTransformer(128, sparsity=1, epsilon=1.0, random_state=2024).fit(X)
+    >>> tr.transform(X).shape, pairwise_sq_distances(tr.release(X)).shape
+    ((100, 128), (100, 100))
     """
 
     _changing_defaults = {"epsilon": (1.0, None)}

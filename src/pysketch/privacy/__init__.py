@@ -25,4 +25,22 @@ __all__ = [
 
 class PrivacyLeakWarning(RuntimeWarning):
     """Something about the data is read without privacy protection (bounds or a kernel
-    scale computed from the records instead of given as public knowledge)."""
+    scale computed from the records instead of given as public knowledge).
+
+    The private estimators issue it when a fit reads a public quantity from the records;
+    turn it into an error (``warnings.simplefilter("error", PrivacyLeakWarning)``) to refuse
+    such fits.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from pysketch.privacy import PrivacyLeakWarning
+    >>> from pysketch.rfm import PrivateRFRegressor
+    >>> X = np.random.default_rng(0).uniform(size=(500, 3))
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = PrivateRFRegressor(epsilon=1.0, random_state=0).fit(X, X.sum(axis=1))  # no public bounds
+    >>> sorted({w.category.__name__ for w in caught})
+    ['PrivacyLeakWarning']
+    """

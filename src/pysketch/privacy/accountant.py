@@ -21,7 +21,23 @@ _TOL = 1e-12  # relative slack for sums of floats (e.g. 0.1 + 0.2 spends of a 0.
 
 
 class BudgetError(ValueError):
-    """The privacy budget would be exceeded."""
+    """The privacy budget would be exceeded.
+
+    Raised by :meth:`BudgetAccountant.check` and :meth:`BudgetAccountant.spend` before
+    anything is recorded (and so before any noise is drawn). It is a ValueError, so code
+    that catches ValueError catches it too.
+
+    Examples
+    --------
+    >>> from pysketch.privacy import BudgetAccountant, BudgetError
+    >>> acc = BudgetAccountant(epsilon=1.0)
+    >>> acc.spend(0.8)
+    >>> try:
+    ...     acc.spend(0.5)
+    ... except BudgetError:
+    ...     print("refused; spent", acc.spent)
+    refused; spent (0.8, 0.0)
+    """
 
 
 def _nonneg(x, name, upper=None):
@@ -35,10 +51,26 @@ def _nonneg(x, name, upper=None):
 class BudgetAccountant:
     """A total (epsilon, delta) budget spent by sequential composition.
 
+    Every spend is checked against what is left before it is recorded: the epsilons and
+    the deltas of the spends add up (module docstring), with a relative slack of 1e-12 for
+    the rounding of float sums. ``history`` lists the spends as (epsilon, delta, what).
+
     Parameters
     ----------
-    epsilon : float >= 0 (may be inf)
-    delta : float in [0, 1]
+    epsilon : float >= 0, default inf
+        The total epsilon; inf (the default) puts no limit on epsilon.
+    delta : float in [0, 1], default 0
+        The total delta; 0 allows only pure epsilon-DP releases.
+
+    Raises
+    ------
+    ValueError
+        When epsilon or delta is not a number >= 0 (NaN, a bool, a string), delta > 1,
+        or (``check``, ``spend``) the epsilon of a spend is inf or makes the total
+        overflow float64.
+    BudgetError
+        From ``check`` and ``spend``, when the spend would exceed the budget; nothing is
+        recorded then.
 
     Examples
     --------
@@ -91,7 +123,37 @@ class BudgetAccountant:
 
 
 def charge(accountant, epsilon, delta, what):
-    """Spend (epsilon, delta) from `accountant` (ours, a diffprivlib one, or None)."""
+    """Spend (epsilon, delta) from `accountant` (ours, a diffprivlib one, or None).
+
+    Parameters
+    ----------
+    accountant : BudgetAccountant, diffprivlib BudgetAccountant or None
+        None spends nothing. A pysketch accountant records `what` with the spend; any
+        other object needs a callable ``spend(epsilon, delta)`` (diffprivlib's), which is
+        called without `what`.
+    epsilon : float >= 0
+    delta : float in [0, 1]
+    what : str
+        What the spend is for, kept in a pysketch accountant's ``history``.
+
+    Raises
+    ------
+    TypeError
+        When `accountant` is neither None nor has a callable ``spend``.
+    BudgetError
+        From a pysketch accountant, when the spend would exceed its budget (a diffprivlib
+        accountant raises its own error).
+
+    Examples
+    --------
+    >>> from pysketch.privacy import BudgetAccountant
+    >>> from pysketch.privacy.accountant import charge
+    >>> acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    >>> charge(acc, 0.5, 1e-7, "a release")
+    >>> acc.history
+    [(0.5, 1e-07, 'a release')]
+    >>> charge(None, 0.5, 0.0, "nothing is spent")
+    """
     if accountant is None:
         return
     if isinstance(accountant, BudgetAccountant):

@@ -56,7 +56,59 @@ _SLACK = 1e-9
 @dataclasses.dataclass
 class Part:
     """A named share (epsilon, delta) of a :class:`Budget`; it draws noise with the
-    budget's source once the budget is charged, and records how."""
+    budget's source once the budget is charged, and records how.
+
+    Parts are made by :meth:`Budget.part`, not directly. A part is spent by one release:
+    ``count`` (a noisy count), ``laplace``, ``gaussian`` or ``noise`` (noisy values),
+    ``mechanism`` (a mechanism for releases made row by row), ``release`` (a private
+    sketch, planned by ``plan_release``), or ``source`` (the noise source, for a release
+    drawn by another function of the privacy layer).
+
+    Parameters
+    ----------
+    budget : Budget
+        The budget it is a share of.
+    name : str
+        Its name in the budget and in the record.
+    epsilon : float
+        Its epsilon.
+    delta : float
+        Its delta (0 for a pure part).
+    group : hashable, optional
+        Parts of one group see disjoint records and cost their maximum (module
+        docstring); None: sequential.
+    spent : dict, optional
+        What the release spent and how (filled by the release; it goes into the record).
+    value : object, optional
+        A count part's released count.
+
+    Raises
+    ------
+    RuntimeError
+        When a part draws noise before its budget is charged, is planned or spent a
+        second time, or is described (``describe``) before it is spent.
+    ValueError
+        From ``count`` under 'replace' (the count is public); from ``describe``, for the
+        entries epsilon, delta or group; from ``mechanism``, for a kind other than
+        'laplace' or 'gaussian' (and the mechanisms' own checks); from ``plan_release``
+        and ``release``, for a `count` that is not a released count part of the same
+        budget, a plan made with a count when none is given, or a `data_fraction` under
+        'replace' or with delta / data_fraction >= 1.
+    TypeError
+        From ``release``, for planning options given to a part already planned.
+
+    Examples
+    --------
+    >>> from pysketch.privacy.budget import Budget
+    >>> budget = Budget(1.0, what="a noisy count")
+    >>> part = budget.part("count", share=0.5)
+    >>> part.epsilon, budget.remaining()
+    (0.5, (0.5, 0.0))
+    >>> _ = budget.charge()
+    >>> n = part.count(1000)
+    >>> part.spent["mechanism"], part.spent["sensitivity"]
+    ('discrete_laplace', 1.0)
+    """
 
     budget: "Budget"
     name: str
@@ -268,7 +320,52 @@ class _ChargedMechanism:
 class Budget:
     """A total (epsilon, delta) under `neighbouring`, spent on named parts (module
     docstring). `what` names the fit in the accountant's history. pure=True: every part is
-    pure epsilon-DP, and the accountant is charged delta = 0 whatever delta was given."""
+    pure epsilon-DP, and the accountant is charged delta = 0 whatever delta was given.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        The total epsilon, within [2**-100, 2**100].
+    delta : float in [0, 1), default 0
+        The total delta (checked, then taken as 0, when `pure`).
+    neighbouring : {'add_remove', 'replace'}, default 'add_remove'
+        The relation of every part: under 'replace' the count is public and no count
+        part may be planned.
+    what : str, default 'private fit'
+        The name of the fit in the accountant's history and in error messages.
+    pure : bool, default False
+        Every part is pure epsilon-DP: parts get no delta, and the charge is (epsilon, 0).
+    insecure_seed : None or int, optional
+        None (default): noise from OS entropy. An int: reproducible, **insecure** noise
+        (tests); the record then says ``secure_noise=False``.
+
+    Raises
+    ------
+    ValueError
+        For an epsilon, delta or relation outside its range; from ``part``, for an empty
+        or repeated name, a share outside (0, 1], a share given with an epsilon, a delta
+        without an epsilon, the rest of the budget given a group, a part's epsilon or
+        delta outside its range, or a part that exceeds what is left of the budget.
+    RuntimeError
+        From ``charge``, when the budget is already charged; from ``record``, before the
+        charge.
+    TypeError
+        From ``record``, when `private` is not a PrivateSketch.
+    BudgetError
+        From ``charge``, when the accountant refuses the spend.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.privacy.budget import Budget
+    >>> budget = Budget(1.0, what="a count and a sum")
+    >>> n_part, sum_part = budget.part("count", share=0.2), budget.part("sum")  # the rest
+    >>> _ = budget.charge()        # once, before any noise (no accountant here)
+    >>> n, s = n_part.count(500), sum_part.laplace(np.array([250.0]), sensitivity=1.0)
+    >>> record = budget.record()
+    >>> record.epsilon, sorted(record.parts), record.parts["sum"]["mechanism"]
+    (1.0, ['count', 'sum'], 'laplace')
+    """
 
     def __init__(self, epsilon, delta=0.0, *, neighbouring="add_remove", what="private fit", pure=False,
                  insecure_seed=None):
@@ -418,6 +515,37 @@ def make_private(sketch, epsilon, delta=0.0, *, neighbouring="add_remove", mecha
         only). The mean is that of the subsample.
     insecure_seed : None or int
         None: noise from OS entropy. An int: reproducible, **insecure** noise (tests).
+
+    Returns
+    -------
+    PrivateSketch
+        The noisy sum and count, with the :class:`~pysketch.privacy.PrivacyRecord` of the
+        release (``.privacy``).
+
+    Raises
+    ------
+    TypeError
+        When `sketch` is not a clean Sketch (a PrivateSketch is refused).
+    ValueError
+        For an argument outside its range (epsilon, delta, relation, mechanism, split,
+        n_lower, data_fraction; 'gaussian' with delta = 0), or a sketch whose
+        sensitivity has no closed form here (Bernoulli feature masks: give
+        `sensitivity`).
+    BudgetError
+        When `accountant` refuses the spend; nothing is drawn then.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> from pysketch.privacy import BudgetAccountant, make_private
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> sketch = FeatureMap(make_operator(2, 50, random_state=0), "complex").sketch(X)
+    >>> acc = BudgetAccountant(epsilon=2.0)
+    >>> private = make_private(sketch, epsilon=1.0, accountant=acc)
+    >>> private.privacy.mechanism, private.sum.shape, acc.spent
+    ('laplace', (50,), (1.0, 0.0))
     """
     if isinstance(sketch, PrivateSketch):
         raise TypeError("sketch is already private")

@@ -124,7 +124,34 @@ class _Source:
 
 
 def noise_source(insecure_seed=None):
-    """The source of noise randomness: OS entropy (``None``) or a seeded, insecure one."""
+    """The source of noise randomness: OS entropy (``None``) or a seeded, insecure one.
+
+    Parameters
+    ----------
+    insecure_seed : None, int or a source, optional
+        None (default): OS entropy (``secrets.SystemRandom``), ``secure`` True. An int: a
+        ``random.Random`` seeded with it, reproducible and **insecure** (``secure``
+        False). A source made by this function is returned as it is, so that several
+        releases can draw from one.
+
+    Returns
+    -------
+    source
+        An object with ``secure`` (bool) that the samplers of this module draw from.
+
+    Raises
+    ------
+    TypeError
+        When `insecure_seed` is neither None, an int nor a source (a float, a bool).
+
+    Examples
+    --------
+    >>> from pysketch.privacy.mechanisms import noise_source
+    >>> noise_source().secure, noise_source(insecure_seed=0).secure
+    (True, False)
+    >>> src = noise_source(); noise_source(src) is src
+    True
+    """
     return insecure_seed if isinstance(insecure_seed, _Source) else _Source(insecure_seed)
 
 
@@ -256,7 +283,37 @@ def sample_discrete_laplace(scale, size, insecure_seed=None):
     """``size`` exact draws of the discrete Laplace law on the integers with scale
     ``scale`` (a positive int, Fraction or float, taken exactly): P(k) proportional to
     exp(-abs(k) / scale). Returns a list of Python ints. Noise comes from OS entropy unless
-    ``insecure_seed`` is given."""
+    ``insecure_seed`` is given.
+
+    Parameters
+    ----------
+    scale : int, Fraction or float > 0
+        t, in the units of the integers; a float is taken as the exact rational it holds.
+    size : int >= 0
+        The number of draws.
+    insecure_seed : None or int, optional
+        None (default): OS entropy. An int: reproducible and **insecure** draws (tests).
+
+    Returns
+    -------
+    list of int
+        `size` independent draws (Canonne, Kamath & Steinke 2020, Algorithm 2).
+
+    Raises
+    ------
+    ValueError
+        When `scale` is not positive, or `size` is negative or its list would not fit in
+        the machine's memory.
+    TypeError
+        When `size` is not an int, or `insecure_seed` neither None nor an int.
+
+    Examples
+    --------
+    >>> from pysketch.privacy.mechanisms import sample_discrete_laplace
+    >>> draws = sample_discrete_laplace(2, 1000)
+    >>> len(draws), all(isinstance(k, int) for k in draws)
+    (1000, True)
+    """
     t = _as_fraction(scale, "scale")
     size = check_size(size, "size", minimum=0, nbytes=lambda v: v * _LIST_INT_BYTES, what="for a list of ints")
     src = noise_source(insecure_seed)
@@ -266,7 +323,38 @@ def sample_discrete_laplace(scale, size, insecure_seed=None):
 def sample_discrete_gaussian(sigma2, size, insecure_seed=None):
     """``size`` exact draws of the discrete Gaussian on the integers with parameter
     ``sigma2`` (a positive int, Fraction or float, taken exactly): P(k) proportional to
-    exp(-k^2 / (2 sigma2)). Returns a list of Python ints."""
+    exp(-k^2 / (2 sigma2)). Returns a list of Python ints.
+
+    Parameters
+    ----------
+    sigma2 : int, Fraction or float > 0
+        sigma^2, in squared units of the integers; a float is taken as the exact rational
+        it holds.
+    size : int >= 0
+        The number of draws.
+    insecure_seed : None or int, optional
+        None (default): OS entropy. An int: reproducible and **insecure** draws (tests).
+
+    Returns
+    -------
+    list of int
+        `size` independent draws (Canonne, Kamath & Steinke 2020, Algorithm 3).
+
+    Raises
+    ------
+    ValueError
+        When `sigma2` is not positive, or `size` is negative or its list would not fit in
+        the machine's memory.
+    TypeError
+        When `size` is not an int, or `insecure_seed` neither None nor an int.
+
+    Examples
+    --------
+    >>> from pysketch.privacy.mechanisms import sample_discrete_gaussian
+    >>> draws = sample_discrete_gaussian(4, 1000)
+    >>> len(draws), all(isinstance(k, int) for k in draws)
+    (1000, True)
+    """
     s2 = _as_fraction(sigma2, "sigma2")
     size = check_size(size, "size", minimum=0, nbytes=lambda v: v * _LIST_INT_BYTES, what="for a list of ints")
     src = noise_source(insecure_seed)
@@ -276,7 +364,35 @@ def sample_discrete_gaussian(sigma2, size, insecure_seed=None):
 def noisy_count(n, epsilon_count, insecure_seed=None):
     """n + discrete Laplace noise of scale 1/epsilon_count: epsilon_count-DP for the count,
     whose sensitivity is 1 under add/remove neighbours (the scale is taken exactly as a
-    fraction of the float epsilon_count)."""
+    fraction of the float epsilon_count).
+
+    Parameters
+    ----------
+    n : int
+        The count.
+    epsilon_count : float > 0
+        The epsilon spent on the count, within [2**-100, 2**100].
+    insecure_seed : None, int or a source, optional
+        None (default): OS entropy; an int: reproducible, **insecure** noise; a source of
+        :func:`noise_source`: drawn from it.
+
+    Returns
+    -------
+    int
+        The noisy count; it may be 0 or negative.
+
+    Raises
+    ------
+    ValueError
+        For an epsilon_count outside its range.
+
+    Examples
+    --------
+    >>> from pysketch.privacy.mechanisms import noisy_count
+    >>> c = noisy_count(1000, 1.0)
+    >>> isinstance(c, int), abs(c - 1000) < 50
+    (True, True)
+    """
     epsilon_count = check_epsilon(epsilon_count, "epsilon_count")
     t = Fraction(1) / Fraction(epsilon_count)
     src = noise_source(insecure_seed)
@@ -287,7 +403,35 @@ def noisy_count(n, epsilon_count, insecure_seed=None):
 
 def check_epsilon(epsilon, name="epsilon"):
     """epsilon as a float: a finite number within [2**-EPSILON_EXPONENT, 2**EPSILON_EXPONENT]
-    (ValueError naming `name` otherwise)."""
+    (ValueError naming `name` otherwise).
+
+    Parameters
+    ----------
+    epsilon : float
+        The value to check.
+    name : str, default 'epsilon'
+        The argument's name in the error message.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        When epsilon is not a finite number > 0 (NaN, a bool, a string) or lies outside
+        [2**-100, 2**100] (:data:`EPSILON_EXPONENT`).
+
+    Examples
+    --------
+    >>> from pysketch.privacy.mechanisms import check_epsilon
+    >>> check_epsilon(1)
+    1.0
+    >>> check_epsilon(0, "epsilon_count")
+    Traceback (most recent call last):
+        ...
+    ValueError: epsilon_count must be a positive finite number, got 0
+    """
     e = check_positive(epsilon, name)
     limit = math.ldexp(1.0, EPSILON_EXPONENT)
     if not 1.0 / limit <= e <= limit:
@@ -309,7 +453,31 @@ def _check_noise_range(sensitivity, scale, what):
 
 def check_delta(delta, *, positive):
     """delta as a float in [0, 1) (not bool); with ``positive=True`` (the Gaussian
-    mechanism) 0 is refused too. ValueError otherwise."""
+    mechanism) 0 is refused too. ValueError otherwise.
+
+    Parameters
+    ----------
+    delta : float
+        The value to check.
+    positive : bool
+        Whether 0 is refused (keyword only, required).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        When delta is not a number in [0, 1) (a bool, NaN, 1), or is 0 with
+        ``positive=True``.
+
+    Examples
+    --------
+    >>> from pysketch.privacy.mechanisms import check_delta
+    >>> check_delta(0, positive=False), check_delta(1e-6, positive=True)
+    (0.0, 1e-06)
+    """
     if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real) or not (0 <= delta < 1):
         raise ValueError(f"delta must be a number in [0, 1), got {delta!r}")
     if positive and delta == 0:
@@ -329,7 +497,34 @@ def analytic_gaussian_delta(sigma, epsilon, sensitivity=1.0):
     .. math:: \delta = \Phi\Big(\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\Big)
               - e^{\varepsilon}\,\Phi\Big(-\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\Big)
 
-    computed in logarithms (no cancellation for tiny delta)."""
+    computed in logarithms (no cancellation for tiny delta).
+
+    Parameters
+    ----------
+    sigma : float > 0
+        The noise's standard deviation per coordinate.
+    epsilon : float > 0
+        Within [2**-100, 2**100].
+    sensitivity : float > 0, default 1
+        Delta, the query's L2 sensitivity.
+
+    Returns
+    -------
+    float
+        delta in [0, 1); 0 where it underflows float64.
+
+    Raises
+    ------
+    ValueError
+        When sigma or sensitivity is not a positive finite number, or epsilon is outside
+        its range.
+
+    Examples
+    --------
+    >>> from pysketch.privacy import analytic_gaussian_delta
+    >>> f"{analytic_gaussian_delta(5.10031, 1.0):.2e}"  # Chatalic et al. 2022, Sec. 3.3
+    '1.00e-08'
+    """
     sigma, epsilon = check_positive(sigma, "sigma"), check_epsilon(epsilon)
     return math.exp(_log_analytic_delta(sigma, epsilon, _check_sensitivity(sensitivity)))
 
@@ -382,7 +577,36 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
     then gives a delta at most the target, possibly far below it.
 
     Reference values (Chatalic et al. 2022, Sec. 3.3, Delta = 1): (1, 1e-8) -> 5.10031,
-    (0.1, 1e-5) -> 30.7496, (10, 1e-8) -> 0.615846."""
+    (0.1, 1e-5) -> 30.7496, (10, 1e-8) -> 0.615846.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        Within [2**-100, 2**100].
+    delta : float in (0, 1)
+    sensitivity : float > 0, default 1
+        Delta, the query's L2 sensitivity; sigma is proportional to it.
+
+    Returns
+    -------
+    float
+        sigma, per coordinate.
+
+    Raises
+    ------
+    ValueError
+        When epsilon, delta or sensitivity is outside its range, or sigma falls outside
+        [2**-510, 2**510] (:data:`NOISE_EXPONENT`).
+
+    Examples
+    --------
+    >>> from pysketch.privacy import analytic_gaussian_delta, analytic_gaussian_sigma
+    >>> sigma = analytic_gaussian_sigma(1.0, 1e-8)
+    >>> round(sigma, 4), analytic_gaussian_delta(sigma, 1.0) <= 1e-8
+    (5.1003, True)
+    >>> round(analytic_gaussian_sigma(1.0, 1e-8, sensitivity=2.0) / sigma, 6)
+    2.0
+    """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, positive=True)
     sensitivity = _check_sensitivity(sensitivity)
@@ -410,7 +634,35 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
 
 def classical_gaussian_sigma(epsilon, delta, sensitivity=1.0):
     """sqrt(2 ln(1.25/delta)) sensitivity / epsilon (Dwork & Roth 2014, Thm. A.1), valid
-    only for epsilon < 1 (raises otherwise); never smaller than the analytic sigma."""
+    only for epsilon < 1 (raises otherwise); never smaller than the analytic sigma.
+
+    Parameters
+    ----------
+    epsilon : float in (0, 1)
+        At least 2**-100.
+    delta : float in (0, 1)
+    sensitivity : float > 0, default 1
+        The query's L2 sensitivity.
+
+    Returns
+    -------
+    float
+        sigma, per coordinate.
+
+    Raises
+    ------
+    ValueError
+        When epsilon >= 1 (use :func:`analytic_gaussian_sigma`), when epsilon, delta or
+        sensitivity is outside its range, or sigma outside [2**-510, 2**510].
+
+    Examples
+    --------
+    >>> from pysketch.privacy import analytic_gaussian_sigma, classical_gaussian_sigma
+    >>> round(classical_gaussian_sigma(0.5, 1e-5), 3)
+    9.69
+    >>> classical_gaussian_sigma(0.5, 1e-5) > analytic_gaussian_sigma(0.5, 1e-5)
+    True
+    """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, positive=True)
     sensitivity = _check_sensitivity(sensitivity)
@@ -521,11 +773,35 @@ class Laplace(_Mechanism):
     Parameters
     ----------
     epsilon : float > 0
+        Within [2**-100, 2**100] (:data:`EPSILON_EXPONENT`).
     sensitivity : float > 0
         L1 sensitivity of the query under the caller's neighbouring relation (complex
         queries: of the stacked real and imaginary parts).
     insecure_seed : None or int
-        None (default): OS entropy. An int: reproducible and **insecure**.
+        None (default): OS entropy. An int: reproducible and **insecure**. A source of
+        :func:`noise_source` is drawn from as it is.
+
+    Raises
+    ------
+    ValueError
+        When epsilon or sensitivity is outside its range, or sensitivity / epsilon
+        outside [2**-510, 2**510] (:data:`NOISE_EXPONENT`); from ``randomise`` and
+        ``randomise_rows``, for values that are not finite, whose magnitude overflows the
+        noise grid, or (``randomise_rows``) that are not a 2-D real array.
+    TypeError
+        When `insecure_seed` is neither None, an int nor a source; from ``randomise``,
+        for a value that is not a real or complex numeric array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.privacy import Laplace
+    >>> mech = Laplace(epsilon=1.0, sensitivity=2.0)
+    >>> mech.scale, mech.variance
+    (2.0, 8.0)
+    >>> noisy = mech.randomise(np.zeros(5))   # a new draw at every call
+    >>> noisy.shape, mech.secure_noise, round(mech.effective_scale_ / mech.scale, 6)
+    ((5,), True, 1.0)
     """
 
     def __init__(self, epsilon, sensitivity, *, insecure_seed=None):
@@ -569,11 +845,36 @@ class Gaussian(_Mechanism):
     Parameters
     ----------
     epsilon : float > 0
+        Within [2**-100, 2**100]; below 1 for the classical calibration.
     delta : float in (0, 1)
     sensitivity : float > 0
         L2 sensitivity (complex queries: of the stacked real and imaginary parts).
-    calibration : {'analytic', 'classical'}
+    calibration : {'analytic', 'classical'}, default 'analytic'
+        sigma from :func:`analytic_gaussian_sigma` or :func:`classical_gaussian_sigma`.
     insecure_seed : None or int
+        None (default): OS entropy. An int: reproducible and **insecure**. A source of
+        :func:`noise_source` is drawn from as it is.
+
+    Raises
+    ------
+    ValueError
+        When epsilon, delta or sensitivity is outside its range, `calibration` is
+        neither name, the classical calibration gets epsilon >= 1, or sigma is outside
+        [2**-510, 2**510]; from ``randomise`` and ``randomise_rows``, as for
+        :class:`Laplace`.
+    TypeError
+        As for :class:`Laplace`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.privacy import Gaussian
+    >>> mech = Gaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0)
+    >>> round(mech.scale, 3)
+    3.731
+    >>> noisy = mech.randomise(np.zeros(4, dtype=complex))  # both parts noised
+    >>> noisy.dtype, round(mech.zcdp_rho, 4)
+    (dtype('complex128'), 0.0359)
     """
 
     def __init__(self, epsilon, delta, sensitivity, *, calibration="analytic", insecure_seed=None):
@@ -636,6 +937,37 @@ def gaussian_noise(value, sigma, *, insecure_seed=None):
     grid steps is added (Canonne, Kamath & Steinke 2020, Algorithm 3), from OS entropy
     unless ``insecure_seed`` is given. Complex values get noise on both parts. Returns the
     noisy array (same shape and kind).
+
+    Parameters
+    ----------
+    value : array_like of real or complex numbers
+        Finite values, any shape.
+    sigma : float > 0
+        The noise's standard deviation per real coordinate.
+    insecure_seed : None or int, optional
+        None (default): OS entropy. An int: reproducible and **insecure** noise.
+
+    Returns
+    -------
+    ndarray
+        value + noise: float64 of the shape of `value`, complex128 for a complex value.
+
+    Raises
+    ------
+    ValueError
+        When sigma is not a positive finite number, `value` is not finite, or its
+        magnitude in steps of the noise grid (at most sigma / 2^30) overflows float64.
+    TypeError
+        When `value` is not numeric (or boolean), or `insecure_seed` neither None nor an
+        int.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.privacy.mechanisms import gaussian_noise
+    >>> y = gaussian_noise(np.zeros((2, 3), dtype=complex), 0.5)
+    >>> y.shape, y.dtype
+    ((2, 3), dtype('complex128'))
     """
     sigma = check_positive(sigma, "sigma")
     src = noise_source(insecure_seed)
@@ -676,10 +1008,34 @@ class L2Laplace:
     Parameters
     ----------
     epsilon : float > 0
+        Within [2**-100, 2**100].
     sensitivity : float > 0
         L2 sensitivity of the query under the caller's neighbouring relation (complex
         queries: of the stacked real and imaginary parts).
     insecure_seed : None or int
+        None (default): the generator's seed from OS entropy. An int: reproducible and
+        **insecure** noise.
+
+    Raises
+    ------
+    ValueError
+        When epsilon or sensitivity is outside its range, or sensitivity / epsilon
+        outside [2**-510, 2**510]; from ``randomise``, for values that are not finite; from
+        ``randomise_rows``, for values that are not a non-empty 2-D array of finite
+        numbers.
+    TypeError
+        When `insecure_seed` is neither None, an int nor a source; from ``randomise``,
+        for a value that is not a real or complex numeric array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.privacy.mechanisms import L2Laplace
+    >>> mech = L2Laplace(epsilon=1.0, sensitivity=1.0)
+    >>> mech.second_moment(3), mech.variance(3), mech.exact_noise
+    (12.0, 4.0, False)
+    >>> mech.randomise(np.zeros(3)).shape
+    (3,)
     """
 
     exact_noise = False

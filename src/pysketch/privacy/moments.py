@@ -29,7 +29,44 @@ __all__ = ["cluster_sums_sensitivity", "private_ball_mean", "private_cluster_mea
 def private_mean_and_spread(X, epsilon, lower, upper, *, insecure_seed=None):
     """(mean (d,), spread) of the records of X (already inside [lower, upper]) with
     epsilon-DP under add/remove neighbours; spread is the root of the average
-    per-coordinate variance (>= 0). The caller charges the budget."""
+    per-coordinate variance (>= 0). The caller charges the budget.
+
+    The count, the sum and the sum of squares are each released with Laplace noise for
+    epsilon / 3 (module docstring). The mean is clipped to the box and the variance to
+    [0, mean of the squared half widths] (post-processing).
+
+    Parameters
+    ----------
+    X : array_like or dask array, shape (n, d)
+        The records, finite and inside the box (clip them first).
+    epsilon : float > 0
+        Within [2**-100, 2**100].
+    lower, upper : float or array_like of shape (d,)
+        The public box, finite, upper > lower in every coordinate.
+    insecure_seed : None or int, optional
+        None (default): noise from OS entropy. An int: reproducible, **insecure** noise.
+
+    Returns
+    -------
+    mean : ndarray of shape (d,)
+    spread : float
+
+    Raises
+    ------
+    ValueError
+        When X is not a non-empty 2-D array, has NaN, infinite values or records outside
+        the box, the box is not finite with upper > lower, or epsilon is outside its
+        range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.privacy.moments import private_mean_and_spread
+    >>> X = np.random.default_rng(0).uniform(-1, 1, size=(10_000, 3))
+    >>> mean, spread = private_mean_and_spread(X, 1.0, -1.0, 1.0)
+    >>> mean.shape, bool(np.allclose(mean, 0.0, atol=0.05)), bool(abs(spread - 3 ** -0.5) < 0.05)
+    ((3,), True, True)
+    """
     epsilon = check_epsilon(epsilon)
     if not is_dask_collection(X):
         X = np.asarray(X, dtype=np.float64)
@@ -99,7 +136,48 @@ def private_ball_mean(X, radius, count, epsilon, delta=0.0, *, neighbouring="add
     replaced, by x - y with ||x - y||_2 <= 2R): L2 = R (add/remove) or 2R (replace), and
     L1 <= sqrt(d) L2 (Cauchy-Schwarz, attained by x = R (1, ..., 1) / sqrt(d)). delta = 0:
     Laplace at L1, epsilon-DP; delta > 0: the analytic Gaussian at L2, (epsilon, delta)-DP.
-    Returns (mean (d,), the noise variance per coordinate of the mean)."""
+    Returns (mean (d,), the noise variance per coordinate of the mean).
+
+    Parameters
+    ----------
+    X : array_like or dask array, shape (n, d)
+        The records, finite, with ||x||_2 <= radius (rescale them first).
+    radius : float > 0
+        R, public.
+    count : int >= 0
+        The released count (a noisy count under 'add_remove', n under 'replace'); the
+        sum is divided by max(count, 1).
+    epsilon : float > 0
+        Within [2**-100, 2**100].
+    delta : float in [0, 1), default 0
+        0: Laplace; > 0: the analytic Gaussian.
+    neighbouring : {'add_remove', 'replace'}, default 'add_remove'
+    insecure_seed : None or int, optional
+        None (default): noise from OS entropy. An int: reproducible, **insecure** noise.
+
+    Returns
+    -------
+    mean : ndarray of shape (d,)
+    variance : float
+        The noise variance per coordinate of the mean.
+
+    Raises
+    ------
+    ValueError
+        For a radius, epsilon, delta or relation outside its range, X not a non-empty
+        2-D array, NaN, infinite values or records outside the ball, or a negative count.
+    TypeError
+        When `count` is not an int.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.privacy.moments import private_ball_mean
+    >>> X = np.random.default_rng(0).uniform(-1, 1, size=(10_000, 3)) / np.sqrt(3)  # ||x|| <= 1
+    >>> mean, variance = private_ball_mean(X, 1.0, 10_000, 1.0)
+    >>> bool(np.allclose(mean, X.mean(axis=0), atol=0.01)), f"{variance:.1e}"
+    (True, '6.0e-08')
+    """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, positive=False)
     check_relation(neighbouring)
@@ -128,7 +206,38 @@ def private_mean_of_sum(total, radius, count, epsilon, delta=0.0, *, neighbourin
     """`private_ball_mean` from the records' sum already taken (the clean sum of records in
     the ball ||x|| <= radius, e.g. read from a clean sketch that holds it): the same noise,
     sensitivity and division by the released `count`. The caller vouches that every record
-    summed lies in the ball, and charges the budget."""
+    summed lies in the ball, and charges the budget.
+
+    Parameters
+    ----------
+    total : array_like of shape (d,)
+        The clean sum of the records, finite.
+    radius, count, epsilon, delta, neighbouring, insecure_seed
+        As for :func:`private_ball_mean`.
+
+    Returns
+    -------
+    mean : ndarray of shape (d,)
+    variance : float
+        The noise variance per coordinate of the mean.
+
+    Raises
+    ------
+    ValueError
+        For a radius, epsilon, delta or relation outside its range, a `total` that is not
+        a finite non-empty 1-D array, or a negative count.
+    TypeError
+        When `count` is not an int.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.privacy.moments import private_mean_of_sum
+    >>> X = np.random.default_rng(0).uniform(-1, 1, size=(10_000, 3)) / np.sqrt(3)
+    >>> mean, variance = private_mean_of_sum(X.sum(axis=0), 1.0, 10_000, 1.0, delta=1e-6)
+    >>> bool(np.allclose(mean, X.mean(axis=0), atol=0.01)), variance < 1e-6
+    (True, True)
+    """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, positive=False)
     check_relation(neighbouring)
@@ -160,7 +269,32 @@ def second_moment_sensitivity(half, norm, neighbouring="add_remove"):
     (z_i z_j)_{i <= j}, whose norms grow with every abs(z_l) and are largest at a corner:
     L1 = ((sum_l h_l)^2 + sum_l h_l^2) / 2 and L2 = sqrt(((sum_l h_l^2)^2 + sum_l h_l^4) / 2),
     both attained. One replaced changes it by the difference of two such vectors: twice
-    those (an upper bound)."""
+    those (an upper bound).
+
+    Parameters
+    ----------
+    half : array_like of shape (d,)
+        The half widths h_l >= 0 of the box (not checked).
+    norm : {1, 2}
+    neighbouring : {'add_remove', 'replace'}, default 'add_remove'
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        For a norm other than 1 or 2, or an unknown relation.
+
+    Examples
+    --------
+    >>> from pysketch.privacy.moments import second_moment_sensitivity
+    >>> second_moment_sensitivity([1.0, 1.0, 1.0], 1), round(second_moment_sensitivity([1.0, 1.0, 1.0], 2), 4)
+    (6.0, 2.4495)
+    >>> second_moment_sensitivity([1.0, 1.0, 1.0], 1, "replace")
+    12.0
+    """
     h = np.asarray(half, dtype=np.float64)
     check_relation(neighbouring)
     s1, s2, s4 = float(h.sum()), float((h * h).sum()), float((h ** 4).sum())
@@ -185,7 +319,45 @@ def private_second_moments(X, lower, upper, epsilon, delta=0.0, *, neighbouring=
     sensitivity (delta > 0), :func:`second_moment_sensitivity`. The caller has clipped the
     records to the box and charges the budget. Returns the symmetric (d, d) noisy matrix
     (not forced positive semi-definite) and the noise variance of each entry. The sums are
-    taken in the public power-of-two unit at the box's largest half-width (exact scaling)."""
+    taken in the public power-of-two unit at the box's largest half-width (exact scaling).
+
+    Parameters
+    ----------
+    X : array_like or dask array, shape (n, d)
+        The records, inside the box (not checked: records outside it break the
+        sensitivity).
+    lower, upper : float or array_like of shape (d,)
+        The public box, finite, upper > lower in every coordinate.
+    epsilon : float > 0
+        Within [2**-100, 2**100].
+    delta : float in [0, 1), default 0
+        0: Laplace; > 0: the analytic Gaussian.
+    neighbouring : {'add_remove', 'replace'}, default 'add_remove'
+    insecure_seed : None or int, optional
+        None (default): noise from OS entropy. An int: reproducible, **insecure** noise.
+
+    Returns
+    -------
+    S : ndarray of shape (d, d)
+        The noisy second moments about the box's centre (a sum, not divided by n).
+    variance : float
+        The noise variance of each entry of the upper triangle.
+
+    Raises
+    ------
+    ValueError
+        For an epsilon, delta or relation outside its range, X not a non-empty 2-D
+        array, or a box that is not finite with upper > lower.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.privacy.moments import private_second_moments
+    >>> X = np.random.default_rng(0).uniform(-1, 1, size=(10_000, 3))
+    >>> S, variance = private_second_moments(X, -1.0, 1.0, 1.0)
+    >>> S.shape, bool(np.allclose(S / 10_000, np.eye(3) / 3, atol=0.05)), variance
+    ((3, 3), True, 72.0)
+    """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, positive=False)
     check_relation(neighbouring)
@@ -222,7 +394,30 @@ def cluster_sums_sensitivity(half, norm, neighbouring="add_remove"):
     """Sensitivity of (counts, sums of z) per nearest centre for records z in the centred
     box abs(z_l) <= h_l: one record added or removed changes one count by 1 and one sum by z:
     L1 = 1 + sum_l h_l, L2 = sqrt(1 + sum_l h_l^2) (attained at a corner); one replaced
-    may move between two centres: L1 <= 2 (1 + sum_l h_l), L2 <= sqrt(2 + 4 sum_l h_l^2)."""
+    may move between two centres: L1 <= 2 (1 + sum_l h_l), L2 <= sqrt(2 + 4 sum_l h_l^2).
+
+    Parameters
+    ----------
+    half : array_like of shape (d,)
+        The half widths h_l >= 0 of the box (not checked).
+    norm : {1, 2}
+    neighbouring : {'add_remove', 'replace'}, default 'add_remove'
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        For a norm other than 1 or 2, or an unknown relation.
+
+    Examples
+    --------
+    >>> from pysketch.privacy.moments import cluster_sums_sensitivity
+    >>> cluster_sums_sensitivity([1.0, 1.0, 1.0], 1), cluster_sums_sensitivity([1.0, 1.0, 1.0], 2)
+    (4.0, 2.0)
+    """
     h = np.asarray(half, dtype=np.float64)
     check_relation(neighbouring)
     s1, s2 = float(h.sum()), float((h * h).sum())
@@ -254,7 +449,47 @@ def private_cluster_means(X, centres, lower, upper, epsilon, delta=0.0, *, neigh
     the SuLQ update of DP-Lloyd (Blum, Dwork, McSherry & Nissim 2005) once. The new
     centre is c0 + sum / count where the noisy count is at least 1, the old centre
     elsewhere, clipped to the box (post-processing). The caller has clipped the records
-    and charges the budget. Returns (centres (k, d), noisy counts (k,))."""
+    and charges the budget. Returns (centres (k, d), noisy counts (k,)).
+
+    Parameters
+    ----------
+    X : array_like or dask array, shape (n, d)
+        The records, inside the box (not checked: records outside it break the
+        sensitivity).
+    centres : array_like of shape (k, d)
+        The current centres, finite (public: an earlier release).
+    lower, upper : float or array_like of shape (d,)
+        The public box (not checked: it must be finite with upper > lower).
+    epsilon : float > 0
+        Within [2**-100, 2**100].
+    delta : float in [0, 1), default 0
+        0: Laplace; > 0: the analytic Gaussian.
+    neighbouring : {'add_remove', 'replace'}, default 'add_remove'
+    insecure_seed : None or int, optional
+        None (default): noise from OS entropy. An int: reproducible, **insecure** noise.
+
+    Returns
+    -------
+    centres : ndarray of shape (k, d)
+    counts : ndarray of shape (k,)
+        The noisy counts (floats; they may be below 1 or negative).
+
+    Raises
+    ------
+    ValueError
+        For an epsilon, delta or relation outside its range, or centres that are not a
+        finite (k, d) array of X's width.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.privacy.moments import private_cluster_means
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.clip(np.concatenate([rng.normal(-0.5, 0.1, (5000, 2)), rng.normal(0.5, 0.1, (5000, 2))]), -1, 1)
+    >>> C, counts = private_cluster_means(X, [[-0.4, -0.4], [0.4, 0.4]], -1.0, 1.0, 1.0)
+    >>> bool(np.allclose(C, [[-0.5, -0.5], [0.5, 0.5]], atol=0.05)), bool(np.allclose(counts, 5000, atol=100))
+    (True, True)
+    """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, positive=False)
     check_relation(neighbouring)

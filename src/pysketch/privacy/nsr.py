@@ -24,21 +24,96 @@ DEFAULT_C0 = 3.0
 
 def nsr_max(m, n_clusters, d):
     """The empirical success threshold of compressive k-means with CL-OMPR:
-    NSR <= m / (10^3 k d), valid for m >= 2kd ([P] Fig. 5, eq. (29); sec. 6.4)."""
+    NSR <= m / (10^3 k d), valid for m >= 2kd ([P] Fig. 5, eq. (29); sec. 6.4).
+
+    Parameters
+    ----------
+    m : float > 0
+        The sketch size (frequencies).
+    n_clusters : float > 0
+        k.
+    d : float > 0
+        The dimension of the records.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        When an argument is not a positive finite number.
+
+    Examples
+    --------
+    >>> from pysketch.privacy.nsr import nsr_max
+    >>> nsr_max(1000, 10, 5)
+    0.02
+    """
     return check_positive(m, "m") / (1e3 * check_positive(n_clusters, "n_clusters") * check_positive(d, "d"))
 
 
 def nsr_public_count(n, m, sigma_xi2, *, c0=DEFAULT_C0, alpha=1.0, beta=1.0):
     """NSR of (Sigma + xi) / n against the true sketch z, n public ([P] Lemma 26, Poisson
     data sampling beta, feature subsampling alpha):
-    (1/n)(C0/(alpha beta) - 1) + C0 sigma_xi^2 / (n^2 beta^2)."""
+    (1/n)(C0/(alpha beta) - 1) + C0 sigma_xi^2 / (n^2 beta^2).
+
+    Parameters
+    ----------
+    n : float > 0
+        The number of records.
+    m : float
+        The sketch size (it enters through C0 = m / ||z||^2).
+    sigma_xi2 : float >= 0
+        The noise energy per sketch entry (:func:`noise_energy`; 0 for a clean sketch).
+    c0 : float, default DEFAULT_C0
+        C0 (3: the sources observe 1 < C0 < 10).
+    alpha : float in (0, 1], default 1
+        The feature-subsampling rate r / m.
+    beta : float in (0, 1], default 1
+        The Poisson data-sampling rate.
+
+    Returns
+    -------
+    float
+        The noise-to-signal ratio. The arguments are not checked.
+
+    Examples
+    --------
+    >>> from pysketch.privacy.nsr import noise_energy, nsr_public_count
+    >>> round(nsr_public_count(10_000, 100, 0.0), 6)  # the sampling term alone
+    0.0002
+    >>> round(nsr_public_count(10_000, 100, noise_energy(100, 1.0)), 6)
+    0.0026
+    """
     return (c0 / (alpha * beta) - 1.0) / n + c0 * sigma_xi2 / (n * n * beta * beta)
 
 
 def nsr_noisy_count(nsr, n, sigma_zeta2):
     """Cramer-Rao NSR with a noisy count of variance sigma_zeta^2 ([P] Lemma 27):
     (1 + sigma_zeta^2 / (2 n^2)) (NSR + 1) - 1, expanded as a + NSR + a NSR with a =
-    sigma_zeta^2 / (2 n^2) (no cancellation when both are tiny: a huge n)."""
+    sigma_zeta^2 / (2 n^2) (no cancellation when both are tiny: a huge n).
+
+    Parameters
+    ----------
+    nsr : float >= 0
+        The NSR with a public count (:func:`nsr_public_count`).
+    n : float > 0
+        The number of records.
+    sigma_zeta2 : float >= 0
+        The variance of the count's noise (2 / epsilon_count^2 for Laplace).
+
+    Returns
+    -------
+    float
+        The NSR with the noisy count. The arguments are not checked.
+
+    Examples
+    --------
+    >>> from pysketch.privacy.nsr import nsr_noisy_count
+    >>> round(nsr_noisy_count(0.01, 10_000, 2.0), 10)
+    0.0100000101
+    """
     a = sigma_zeta2 / (2.0 * n * n)
     return a + nsr + a * nsr
 
@@ -47,7 +122,41 @@ def noise_energy(m, epsilon, *, delta=0.0, mechanism="laplace", features_per_rec
     """sigma_xi^2 = E|xi_j|^2 per complex entry of a Fourier sketch released with
     (epsilon, delta): 4 b^2 with b = sqrt(2) m / epsilon (Laplace), 2 sigma^2 with the
     analytic Gaussian sigma for L2 sensitivity m / sqrt(r) (Gaussian); doubled
-    sensitivities under 'replace'."""
+    sensitivities under 'replace'.
+
+    Parameters
+    ----------
+    m : float > 0
+        The number of frequencies.
+    epsilon : float > 0
+        The epsilon of the sum, within [2**-100, 2**100].
+    delta : float, default 0
+        The delta of the sum (Gaussian only; in (0, 1)).
+    mechanism : {'laplace', 'gaussian'}, default 'laplace'
+        Any other value is taken as 'gaussian'.
+    features_per_record : int, optional
+        r with feature subsampling (Gaussian only); None: m.
+    neighbouring : {'add_remove', 'replace'}, default 'add_remove'
+        'replace' doubles the sensitivities; any other value is taken as 'add_remove'.
+
+    Returns
+    -------
+    float
+        sigma_xi^2.
+
+    Raises
+    ------
+    ValueError
+        For an m or epsilon outside its range, and (Gaussian) a delta outside (0, 1).
+
+    Examples
+    --------
+    >>> from pysketch.privacy.nsr import noise_energy
+    >>> noise_energy(100, 1.0)  # 4 b^2, b = sqrt(2) m / epsilon
+    80000.0
+    >>> round(noise_energy(100, 1.0, delta=1e-6, mechanism="gaussian"))
+    3570
+    """
     m, epsilon = check_positive(m, "m"), check_epsilon(epsilon)
     r = m if features_per_record is None else features_per_record
     c = 2.0 if neighbouring == "replace" else 1.0
@@ -61,7 +170,32 @@ def noise_energy(m, epsilon, *, delta=0.0, mechanism="laplace", features_per_rec
 def n0(m, epsilon, nsr_max_value):
     """The size from which the private sketch is useful, m max(1/NSR_max, 1/(eps
     sqrt(NSR_max))) ([P] eq. (26)): the public n at which the budget
-    split is optimized when no lower bound on n is known."""
+    split is optimized when no lower bound on n is known.
+
+    Parameters
+    ----------
+    m : float > 0
+        The number of frequencies.
+    epsilon : float > 0
+        Within [2**-100, 2**100].
+    nsr_max_value : float > 0
+        The largest useful NSR (``DEFAULT_NSR_MAX`` of pysketch.privacy.release: 0.01).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        When an argument is outside its range.
+
+    Examples
+    --------
+    >>> from pysketch.privacy.nsr import n0
+    >>> n0(100, 1.0, 0.01)
+    10000.0
+    """
     m, epsilon, nsr_max_value = check_positive(m, "m"), check_epsilon(epsilon), check_positive(nsr_max_value, "nsr_max")
     return m * max(1.0 / nsr_max_value, 1.0 / (epsilon * math.sqrt(nsr_max_value)))
 
@@ -93,7 +227,41 @@ def budget_split(m, epsilon, n, *, delta=0.0, mechanism="laplace", features_per_
     minimizing the Cramer-Rao NSR (1 + sigma_zeta^2/(2n^2)) (NSR(sigma_xi) + 1) - 1 at a
     public size n, numerically (the paper's closed form, which drops a term, can be off
     by up to 5x in NSR: measured). The count noise is Laplace(1/((1-gamma) eps)),
-    sigma_zeta^2 = 2 / ((1-gamma) eps)^2."""
+    sigma_zeta^2 = 2 / ((1-gamma) eps)^2.
+
+    Parameters
+    ----------
+    m : float > 0
+        The number of frequencies.
+    epsilon : float > 0
+        The whole epsilon of the sum and the count, within [2**-100, 2**100].
+    n : float > 0
+        The public size at which the NSR is minimized.
+    delta : float, default 0
+        For the Gaussian mechanism: in (0, 1).
+    mechanism : {'laplace', 'gaussian'}, default 'laplace'
+        The sum's mechanism.
+    features_per_record : int, optional
+        r with feature subsampling; None: m.
+    c0 : float, default DEFAULT_C0
+
+    Returns
+    -------
+    float
+        gamma; both shares of epsilon are at least 2**-100.
+
+    Raises
+    ------
+    ValueError
+        For an m, n or epsilon outside its range, an epsilon too small to split (below
+        2**-99), or (Gaussian) a delta outside (0, 1).
+
+    Examples
+    --------
+    >>> from pysketch.privacy.nsr import budget_split
+    >>> round(budget_split(100, 1.0, 10_000), 2)  # most of epsilon to the sum
+    0.98
+    """
     for name, v in (("m", m), ("n", n)):
         check_positive(v, name)
     epsilon = check_epsilon(epsilon)
@@ -129,7 +297,41 @@ def budget_split_one_hot(n_blocks, m, epsilon, n=None, *, delta=0.0, mechanism="
     epsilon is 1 (where the sketch starts to carry signal). For Laplace at large n,
     gamma / (1 - gamma) tends to (m k sqrt(w))^(1/3) (a count share of 2% for 11 columns of
     100 bins, against 0.3% from `budget_split`); as n falls gamma tends to 1/2: the count is
-    not starved at small n."""
+    not starved at small n.
+
+    Parameters
+    ----------
+    n_blocks : float > 0
+        k, the blocks of the map (one per column for HIST).
+    m : float >= n_blocks
+        The cells in all.
+    epsilon : float > 0
+        The whole epsilon of the sum and the count, within [2**-100, 2**100].
+    n : float > 0, optional
+        A public lower bound on the number of records; None: the size at which the
+        sum's NSR at the whole epsilon is 1.
+    delta : float, default 0
+        For the Gaussian mechanism: in (0, 1).
+    mechanism : {'laplace', 'gaussian'}, default 'laplace'
+
+    Returns
+    -------
+    float
+        gamma.
+
+    Raises
+    ------
+    ValueError
+        For an n_blocks, m, n or epsilon outside its range, m < n_blocks, an unknown
+        mechanism, a Gaussian delta outside (0, 1), or an epsilon too small to split.
+
+    Examples
+    --------
+    >>> from pysketch.privacy.nsr import budget_split_one_hot
+    >>> gamma = budget_split_one_hot(11, 1100, 1.0)  # 11 columns of 100 bins
+    >>> round(1 - gamma, 3)  # the count's share
+    0.025
+    """
     k = check_positive(n_blocks, "n_blocks")
     m = check_positive(m, "m")
     if m < k:
@@ -165,7 +367,38 @@ def sketch_size_range(n_clusters, d, n, epsilon, *, delta=0.0):
     """(lower, upper) of the rule 2kd <= m <= n^2 eps^2 / (10^3 k d) ([P] sec. 6.6) for
     pure DP; with delta > 0 the Gaussian noise no longer grows with m
     (derived from [P] sec. 6.6) and the upper end is infinite. upper < lower means n is too
-    small for this epsilon (n < sqrt(2 10^3) k d / eps)."""
+    small for this epsilon (n < sqrt(2 10^3) k d / eps).
+
+    Parameters
+    ----------
+    n_clusters : float > 0
+        k.
+    d : float > 0
+        The dimension of the records.
+    n : float > 0
+        The number of records (public, or a public lower bound).
+    epsilon : float > 0
+        Within [2**-100, 2**100].
+    delta : float in [0, 1), default 0
+
+    Returns
+    -------
+    (float, float)
+        (lower, upper); upper is inf when delta > 0.
+
+    Raises
+    ------
+    ValueError
+        When an argument is outside its range.
+
+    Examples
+    --------
+    >>> from pysketch.privacy.nsr import sketch_size_range
+    >>> sketch_size_range(10, 5, 100_000, 1.0), sketch_size_range(10, 5, 1000, 1.0)
+    ((100.0, 200000.0), (100.0, 20.0))
+    >>> sketch_size_range(10, 5, 1000, 1.0, delta=1e-6)
+    (100.0, inf)
+    """
     kd = check_positive(n_clusters, "n_clusters") * check_positive(d, "d")
     check_positive(n, "n")
     check_epsilon(epsilon)
@@ -179,7 +412,33 @@ def sketch_size_range(n_clusters, d, n, epsilon, *, delta=0.0):
 def choose_sketch_size(n_clusters, d, n, epsilon, *, delta=0.0, factor=10, margin=2.0):
     """The sketch size of a private compressive k-means: factor k d (the non-private
     default) if the rule allows it, else the rule's upper end divided by `margin` (it is
-    the edge of the success region), never below 2kd."""
+    the edge of the success region), never below 2kd.
+
+    Parameters
+    ----------
+    n_clusters, d, n, epsilon, delta
+        As for :func:`sketch_size_range`.
+    factor : float, default 10
+        The non-private size is factor k d.
+    margin : float, default 2
+        The rule's upper end is divided by it.
+
+    Returns
+    -------
+    int
+        m.
+
+    Raises
+    ------
+    ValueError
+        As :func:`sketch_size_range`.
+
+    Examples
+    --------
+    >>> from pysketch.privacy.nsr import choose_sketch_size
+    >>> choose_sketch_size(10, 5, 100_000, 1.0), choose_sketch_size(10, 5, 5000, 1.0)
+    (500, 250)
+    """
     lo, hi = sketch_size_range(n_clusters, d, n, epsilon, delta=delta)
     cap = factor * n_clusters * d
     if math.isinf(hi):

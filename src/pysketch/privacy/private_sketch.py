@@ -51,7 +51,59 @@ class PrivacyRecord(collections.abc.Mapping):
     epsilon), data_fraction and the (epsilon, delta) before amplification by Poisson
     subsampling; guarantee ('worst-case' for any data in the public box, or what a method's
     guarantee is conditional on); and parts: {name: {epsilon, delta, mechanism, sensitivity,
-    ...}}, what each part of a fit spent (pysketch.privacy.budget)."""
+    ...}}, what each part of a fit spent (pysketch.privacy.budget).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The guarantee: (epsilon, delta)-DP for the whole release or fit.
+    neighbouring : {'add_remove', 'replace'}
+        The neighbouring relation of the guarantee.
+    secure_noise : bool
+        False when the noise came from an ``insecure_seed`` (tests).
+    mechanism : {'laplace', 'gaussian'}, optional
+        The mechanism of the sketch's sum.
+    epsilon_sum, epsilon_count : float, optional
+        The split of epsilon between the sum and the count (epsilon_count 0 under
+        'replace').
+    sensitivity_sum : float, optional
+        The sensitivity the sum's noise was calibrated for.
+    sensitivity_norm : {1, 2}, optional
+        Its norm (1 for Laplace, 2 for Gaussian).
+    noise_scale_sum : float, optional
+        b (Laplace) or sigma (Gaussian) per real coordinate of the sum.
+    noise_scale_count : float, optional
+        The count's discrete Laplace scale (0 when the count is public).
+    features_per_record : int, optional
+        r with feature subsampling; None: all m features.
+    epsilon_pilot : float, optional
+        The part of epsilon spent on releases other than the sketch's sum and count.
+    data_fraction : float, optional
+        beta of a Poisson data subsample (amplification).
+    epsilon_before_amplification, delta_before_amplification : float, optional
+        The (epsilon, delta) the noise was calibrated at, before amplification.
+    guarantee : str, optional
+        What the guarantee is conditional on, when it is not worst-case.
+    parts : dict, optional
+        {part name: {epsilon, delta, mechanism, ...}} of a fit made of several parts.
+
+    Raises
+    ------
+    KeyError
+        When an entry that is not set is read as a mapping entry (``record["parts"]``).
+    ValueError
+        From ``from_dict``, for a dict with unknown or missing entries, some but not all
+        of `SKETCH_ENTRIES`, or `parts` not a mapping of entries with epsilon and delta.
+
+    Examples
+    --------
+    >>> from pysketch.privacy import PrivacyRecord
+    >>> record = PrivacyRecord(epsilon=1.0, delta=0.0, neighbouring="add_remove", secure_noise=True)
+    >>> dict(record), record.is_sketch_release
+    ({'epsilon': 1.0, 'delta': 0.0, 'neighbouring': 'add_remove', 'secure_noise': True}, False)
+    >>> PrivacyRecord.from_dict(record.to_dict()) == record
+    True
+    """
 
     epsilon: float
     delta: float
@@ -146,6 +198,23 @@ class PrivacyRecord(collections.abc.Mapping):
 class PrivateSketch(Sketch):
     """A differentially private sketch (noisy sum and count) with its privacy record.
 
+    Made by :func:`~pysketch.privacy.make_private` and the private estimators; built
+    directly only to rebuild a release (``load`` does).
+
+    Parameters
+    ----------
+    feature_map : FeatureMap
+        The map of the clean sketch.
+    sum : ndarray
+        The noisy sum of the features (the map's sum layout).
+    count : int
+        The released count (may be 0 or negative after noise).
+    privacy : PrivacyRecord or dict
+        The record of the release; it must hold the entries of a sketch's release
+        (``PrivacyRecord.SKETCH_ENTRIES``).
+    subsampling : dict, optional
+        The feature subsampling of the clean sketch, as in :class:`~pysketch.Sketch`.
+
     Attributes
     ----------
     sum : ndarray
@@ -157,6 +226,25 @@ class PrivateSketch(Sketch):
         sensitivity_sum, noise_scale_sum (b or sigma per real coordinate),
         noise_scale_count, secure_noise (pysketch.privacy.release.PrivacyRecord; also
         readable as a mapping).
+
+    Raises
+    ------
+    ValueError
+        When `count` is not an integer, or the record is not a complete sketch release
+        (and from the checks of :class:`~pysketch.Sketch`).
+    TypeError
+        From ``+``: private sketches are not merged (their noises would add up).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> from pysketch.privacy import make_private
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> private = make_private(FeatureMap(make_operator(2, 50, random_state=0), "complex").sketch(X), 1.0)
+    >>> private.epsilon, private.privacy["neighbouring"], private.mean().shape
+    (1.0, 'add_remove', (50,))
     """
 
     def __init__(self, feature_map, sum, count, privacy, *, subsampling=None):

@@ -43,7 +43,37 @@ MECHANISMS = ("auto", "laplace", "gaussian")
 @dataclasses.dataclass(frozen=True)
 class ReleasePlan:
     """How a budget (epsilon, delta) is spent on a sketch under `neighbouring`: the
-    mechanism and the split between the sum and the count."""
+    mechanism and the split between the sum and the count.
+
+    Made by :func:`plan_release` (which checks every value); frozen.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The whole budget of the release (delta 0 for Laplace).
+    neighbouring : {'add_remove', 'replace'}
+    mechanism : {'laplace', 'gaussian'}
+        The mechanism of the sum.
+    epsilon_sum, epsilon_count : float
+        The sum's and the count's shares of epsilon (epsilon_count 0 under 'replace').
+    split : float in (0, 1]
+        gamma, the sum's share of epsilon (1 under 'replace').
+
+    Raises
+    ------
+    ValueError
+        From ``with_budget``, when the sum's or the count's share of the new epsilon falls
+        outside [2**-100, 2**100].
+
+    Examples
+    --------
+    >>> from pysketch.privacy.release import plan_release
+    >>> plan = plan_release(100, 1.0, neighbouring="replace")
+    >>> plan.mechanism, plan.epsilon_sum, plan.epsilon_count, plan.sensitivity_norm
+    ('laplace', 1.0, 0.0, 1)
+    >>> plan.with_budget(2.0, 0.0).epsilon_sum
+    2.0
+    """
 
     epsilon: float
     delta: float
@@ -82,7 +112,37 @@ class ReleasePlan:
 def plan_sketch_release(sketch, epsilon, delta=0.0, *, neighbouring="add_remove", mechanism="auto", split=None,
                         n_lower=None, nsr_max=DEFAULT_NSR_MAX, features_per_record=None):
     """The ReleasePlan of `sketch` (make_private's): plan_release at its map's size, with the
-    default split of a one-hot map of several blocks from that map's own sensitivity."""
+    default split of a one-hot map of several blocks from that map's own sensitivity.
+
+    Parameters
+    ----------
+    sketch : Sketch
+        The clean sketch; its map's size m (and, for a one-hot map of several blocks, its
+        number of blocks) sets the default split.
+    epsilon, delta, neighbouring, mechanism, split, n_lower, nsr_max, features_per_record
+        As for :func:`plan_release`.
+
+    Returns
+    -------
+    ReleasePlan
+
+    Raises
+    ------
+    ValueError
+        As :func:`plan_release`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> from pysketch.privacy.release import plan_sketch_release
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> sketch = FeatureMap(make_operator(2, 50, random_state=0), "complex").sketch(X)
+    >>> plan = plan_sketch_release(sketch, 1.0, n_lower=1000)
+    >>> plan.mechanism, round(plan.split, 2)
+    ('laplace', 0.97)
+    """
     split = _one_hot_split(sketch.feature_map, epsilon, delta, neighbouring, mechanism, split, n_lower)
     return plan_release(sketch.feature_map.m, epsilon, delta, neighbouring=neighbouring, mechanism=mechanism,
                         split=split, n_lower=n_lower, nsr_max=nsr_max, features_per_record=features_per_record)
@@ -112,7 +172,49 @@ def plan_release(m, epsilon, delta=0.0, *, neighbouring="add_remove", mechanism=
                  nsr_max=DEFAULT_NSR_MAX, features_per_record=None):
     """The ReleasePlan of a sketch of m frequencies (arguments as in make_private; nsr_max
     sets the public size n0(m, epsilon, nsr_max) at which the split is optimized when
-    n_lower is not given)."""
+    n_lower is not given).
+
+    Parameters
+    ----------
+    m : int
+        The number of frequencies of the sketch.
+    epsilon : float > 0
+        Within [2**-100, 2**100].
+    delta : float in [0, 1), default 0
+    neighbouring : {'add_remove', 'replace'}, default 'add_remove'
+    mechanism : {'auto', 'laplace', 'gaussian'}, default 'auto'
+        'auto': Laplace when delta = 0, else the analytic Gaussian. Laplace spends no
+        delta (the plan's delta is then 0).
+    split : float in (0, 1), optional
+        The sum's share of epsilon under 'add_remove'; default: the share that minimizes
+        the noise-to-signal ratio (:func:`~pysketch.privacy.nsr.budget_split`). Checked,
+        not used, under 'replace'.
+    n_lower : float >= 1, optional
+        A public lower bound on n, at which the default split is optimized.
+    nsr_max : float > 0, default DEFAULT_NSR_MAX
+        Without n_lower, the split is optimized at n0(m, epsilon, nsr_max)
+        (:func:`~pysketch.privacy.nsr.n0`).
+    features_per_record : int, optional
+        r with feature subsampling (for the default split).
+
+    Returns
+    -------
+    ReleasePlan
+
+    Raises
+    ------
+    ValueError
+        For an epsilon, delta, relation, mechanism, split or n_lower outside its range,
+        'gaussian' with delta = 0, or a split that leaves the sum or the count an epsilon
+        below 2**-100.
+
+    Examples
+    --------
+    >>> from pysketch.privacy.release import plan_release
+    >>> plan = plan_release(100, 1.0, 1e-6, n_lower=10_000)
+    >>> plan.mechanism, round(plan.split, 2), round(plan.epsilon_sum + plan.epsilon_count, 12)
+    ('gaussian', 0.96, 1.0)
+    """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, positive=False)
     check_relation(neighbouring)
@@ -146,7 +248,39 @@ def plan_release(m, epsilon, delta=0.0, *, neighbouring="add_remove", mechanism=
 def sketch_sensitivity(sketch, norm, neighbouring, *, data_norm=None):
     """The sensitivity of `sketch`'s sum: its map's, with the features per record of its
     subsampling. Bernoulli masks (a random number of features per record) have no closed
-    form here: ValueError (give the sensitivity yourself)."""
+    form here: ValueError (give the sensitivity yourself).
+
+    Parameters
+    ----------
+    sketch : Sketch
+        The clean sketch.
+    norm : {1, 2}
+        L1 (Laplace) or L2 (Gaussian).
+    neighbouring : {'add_remove', 'replace'}
+    data_norm : float, optional
+        A public radius of the records, for maps that need one (quadratic).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        For a sketch with Bernoulli feature masks, and from the map's ``sensitivity``
+        (a norm or relation outside its values, a quadratic map without a radius).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> from pysketch.privacy.release import sketch_sensitivity
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> sketch = FeatureMap(make_operator(2, 50, random_state=0), "complex").sketch(X)
+    >>> round(sketch_sensitivity(sketch, 1, "add_remove"), 4), round(sketch_sensitivity(sketch, 2, "replace"), 4)
+    (70.7107, 14.1421)
+    """
     sub = sketch.subsampling
     if sub is not None and sub["scheme"] == "bernoulli":
         # a random number of features per record: [P] Lemma 15 gives more noise than the
@@ -163,7 +297,55 @@ def release(sketch, plan, source, *, count=None, sensitivity=None, data_norm=Non
     already released `count` is given), then the sum with the plan's mechanism at its
     epsilon_sum for `sensitivity` (default: `sketch_sensitivity`). Extra keyword
     arguments go into the PrivacyRecord (epsilon_pilot, amplification entries, or an
-    epsilon that includes other releases). The caller has charged the budget."""
+    epsilon that includes other releases). The caller has charged the budget.
+
+    Parameters
+    ----------
+    sketch : Sketch
+        The clean sketch, with one sum (never stored in the result).
+    plan : ReleasePlan
+        From :func:`plan_release` or :func:`plan_sketch_release`.
+    source : noise source
+        From :func:`~pysketch.privacy.mechanisms.noise_source` (OS entropy, or an
+        insecure seeded one).
+    count : int, optional
+        The count already released (by another part of a budget); None: released here
+        by the plan (noised under 'add_remove', n itself under 'replace').
+    sensitivity : float, optional
+        The sum's sensitivity in the plan's norm; default :func:`sketch_sensitivity`.
+    data_norm : float, optional
+        A public radius, for the default sensitivity of maps that need one.
+    features_per_record : int, optional
+        r, recorded; default: that of the sketch's subsampling.
+    **record
+        More entries of the :class:`PrivacyRecord`.
+
+    Returns
+    -------
+    PrivateSketch
+
+    Raises
+    ------
+    TypeError
+        When `sketch` is not a clean Sketch, `plan` not a ReleasePlan, or `count` neither
+        None nor an int.
+    ValueError
+        When the sketch holds more than one sum, and from the sensitivity and the
+        mechanisms (values outside their ranges).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> from pysketch.privacy.mechanisms import noise_source
+    >>> from pysketch.privacy.release import plan_release, release
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> sketch = FeatureMap(make_operator(2, 50, random_state=0), "complex").sketch(X)
+    >>> private = release(sketch, plan_release(50, 1.0, neighbouring="replace"), noise_source())
+    >>> private.count, private.privacy.epsilon_sum, private.privacy.secure_noise
+    (1000, 1.0, True)
+    """
     if isinstance(sketch, PrivateSketch) or not isinstance(sketch, Sketch):
         raise TypeError(f"sketch must be a clean pysketch.Sketch, got {type(sketch).__name__}")
     if not isinstance(plan, ReleasePlan):

@@ -67,6 +67,30 @@ def sum_sensitivity(feature_map, norm, neighbouring="add_remove", *, features_pe
     data_norm : float, optional
         R with ||x||_2 <= R for every record (public). Required for quadratic features,
         not used for Fourier features (their sensitivity does not depend on the data).
+
+    Returns
+    -------
+    float
+        The sensitivity in the norm `norm` under `neighbouring` (module table).
+
+    Raises
+    ------
+    TypeError
+        When `feature_map` is not a FeatureMap.
+    ValueError
+        From the map: `norm` not 1 or 2, an unknown relation, `features_per_record` not
+        an int in [1, m], or a quadratic map with no public radius.
+
+    Examples
+    --------
+    >>> from pysketch.features import FeatureMap
+    >>> from pysketch.operators import make_operator
+    >>> from pysketch.privacy import sum_sensitivity
+    >>> fm = FeatureMap(make_operator(2, 100, random_state=0), "complex")
+    >>> round(sum_sensitivity(fm, 1), 3), sum_sensitivity(fm, 2), sum_sensitivity(fm, 2, "replace")
+    (141.421, 10.0, 20.0)
+    >>> sum_sensitivity(fm, 2, features_per_record=25)  # m / sqrt(r)
+    20.0
     """
     FEATURE_MAPS.check(feature_map, "feature_map")
     return feature_map.sensitivity(norm, neighbouring, features_per_record=features_per_record, data_norm=data_norm)
@@ -74,6 +98,27 @@ def sum_sensitivity(feature_map, norm, neighbouring="add_remove", *, features_pe
 
 def count_sensitivity(neighbouring="add_remove"):
     """Sensitivity of the count n of X (L1 = L2): 1 under add/remove, 0 under replace (n is
-    public there)."""
+    public there).
+
+    Parameters
+    ----------
+    neighbouring : {'add_remove', 'replace'}, default 'add_remove'
+
+    Returns
+    -------
+    float
+        1.0 or 0.0.
+
+    Raises
+    ------
+    ValueError
+        For any other relation.
+
+    Examples
+    --------
+    >>> from pysketch.privacy import count_sensitivity
+    >>> count_sensitivity(), count_sensitivity("replace")
+    (1.0, 0.0)
+    """
     check_relation(neighbouring)
     return 1.0 if neighbouring == "add_remove" else 0.0

@@ -29,7 +29,32 @@ def _check_beta(beta):
 
 def amplified_epsilon(epsilon, data_fraction):
     """log(1 + beta (e^eps - 1)): the epsilon of an eps-DP mechanism run on a Poisson(beta)
-    subsample ([P] Lemma 14)."""
+    subsample ([P] Lemma 14).
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        The mechanism's epsilon, within [2**-100, 2**100]
+        (:func:`~pysketch.privacy.mechanisms.check_epsilon`).
+    data_fraction : float in (0, 1]
+        beta, the probability that a record is kept.
+
+    Returns
+    -------
+    float
+        The epsilon of the whole (subsampling, then the mechanism), at most `epsilon`.
+
+    Raises
+    ------
+    ValueError
+        For an epsilon or a data_fraction outside its range.
+
+    Examples
+    --------
+    >>> from pysketch.privacy.subsampling import amplified_epsilon
+    >>> round(amplified_epsilon(1.0, 0.1), 4)
+    0.1586
+    """
     eps = check_epsilon(epsilon)
     beta = _check_beta(data_fraction)
     if eps > _EXP_LIMIT:  # e^eps overflows: eps + log(beta + (1 - beta) e^-eps), the same number
@@ -39,7 +64,33 @@ def amplified_epsilon(epsilon, data_fraction):
 
 def epsilon_before_subsampling(epsilon, data_fraction):
     """log(1 + (e^eps - 1) / beta): the epsilon to calibrate a mechanism at so that, run on
-    a Poisson(beta) subsample, it is eps-DP ([P] eq. (22))."""
+    a Poisson(beta) subsample, it is eps-DP ([P] eq. (22)); the inverse of
+    :func:`amplified_epsilon`.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        The target epsilon for the whole dataset, within [2**-100, 2**100].
+    data_fraction : float in (0, 1]
+        beta, the probability that a record is kept.
+
+    Returns
+    -------
+    float
+        The epsilon of the mechanism, at least `epsilon`.
+
+    Raises
+    ------
+    ValueError
+        For an epsilon or a data_fraction outside its range.
+
+    Examples
+    --------
+    >>> from pysketch.privacy.subsampling import amplified_epsilon, epsilon_before_subsampling
+    >>> eps = epsilon_before_subsampling(1.0, 0.1)
+    >>> round(eps, 3), round(amplified_epsilon(eps, 0.1), 9)
+    (2.9, 1.0)
+    """
     eps = check_epsilon(epsilon)
     beta = _check_beta(data_fraction)
     if eps > _EXP_LIMIT:  # e^eps overflows: eps - log(beta) + log(1 + (beta - 1) e^-eps), the same number
@@ -54,7 +105,35 @@ _EXP_LIMIT = 700.0
 def poisson_subsample(n, data_fraction, *, insecure_seed=None):
     """A boolean mask of n records, each kept with probability data_fraction (exactly
     floor(beta 2^64) / 2^64), from OS entropy (the selection must stay secret), or from a
-    seeded generator with insecure_seed (tests)."""
+    seeded generator with insecure_seed (tests).
+
+    Parameters
+    ----------
+    n : int >= 0
+        The number of records.
+    data_fraction : float in (0, 1]
+        beta; 1 keeps every record.
+    insecure_seed : None or int, optional
+        None (default): 64 bits of OS entropy per record. An int: NumPy's generator
+        seeded with it, reproducible and **insecure** (tests).
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+        True for the records kept.
+
+    Raises
+    ------
+    ValueError
+        When n is not an int >= 0 or data_fraction is not in (0, 1].
+
+    Examples
+    --------
+    >>> from pysketch.privacy.subsampling import poisson_subsample
+    >>> mask = poisson_subsample(10_000, 0.1)
+    >>> mask.shape, mask.dtype, bool(0.08 < mask.mean() < 0.12)
+    ((10000,), dtype('bool'), True)
+    """
     beta = _check_beta(data_fraction)
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral) or n < 0:
         raise ValueError(f"n must be a non-negative int, got {n!r}")
