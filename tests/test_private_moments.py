@@ -122,3 +122,29 @@ def test_cluster_means_audit():
         return vector
     lb = _laplace_audit_of(release, v0, v1, np.full(2, 2.0 / eps), 4000)
     assert 0.35 * eps <= lb <= eps, lb
+
+
+@pytest.mark.parametrize("release", ["second_moments", "cluster_means", "mean_and_spread"])
+def test_every_moment_release_refuses_records_outside_the_box_and_a_bad_box(release):
+    # the sensitivities hold only inside the public box: a record outside it, or a box that
+    # is inverted or infinite, would calibrate the noise to the wrong sensitivity
+    from pysketch.privacy import moments
+
+    def run(X, lower, upper):
+        if release == "second_moments":
+            return moments.private_second_moments(X, lower, upper, 1.0)
+        if release == "cluster_means":
+            return moments.private_cluster_means(X, [[0.0, 0.0], [0.5, 0.5]], lower, upper, 1.0)
+        return moments.private_mean_and_spread(X, 1.0, lower, upper)
+
+    X = np.random.default_rng(0).uniform(-1, 1, size=(200, 2))
+    run(X, -1.0, 1.0)  # inside: released
+    with pytest.raises(ValueError, match="outside"):
+        run(np.vstack([X, [[5.0, 5.0]]]), -1.0, 1.0)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        run(np.vstack([X, [[np.nan, 0.0]]]), -1.0, 1.0)
+    for lower, upper in ((1.0, -1.0), (-np.inf, 1.0), ([-1.0, 1.0], [1.0, 1.0])):
+        with pytest.raises(ValueError, match="upper > lower"):
+            run(X, lower, upper)
+    with pytest.raises(ValueError, match="2-D"):
+        run(X[:, 0], -1.0, 1.0)

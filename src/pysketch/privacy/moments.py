@@ -68,15 +68,8 @@ def private_mean_and_spread(X, epsilon, lower, upper, *, insecure_seed=None):
     ((3,), True, True)
     """
     epsilon = check_epsilon(epsilon)
-    if not is_dask_collection(X):
-        X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
-        raise ValueError(f"X must be a non-empty 2-D array (n, d), got shape {X.shape}")
+    X, lower, upper = _records_and_box(X, lower, upper)
     d = X.shape[1]
-    lower = np.broadcast_to(np.asarray(lower, dtype=np.float64), (d,))
-    upper = np.broadcast_to(np.asarray(upper, dtype=np.float64), (d,))
-    if not (np.isfinite(lower).all() and np.isfinite(upper).all() and (upper > lower).all()):
-        raise ValueError("lower and upper must be finite with upper > lower in every coordinate")
     c0 = 0.5 * (lower + upper)
     # The sums are taken in a public unit u, the power of two at the box's half-width (exact:
     # dividing by u only changes exponents), so that the squares and their sensitivity stay
@@ -99,14 +92,37 @@ def private_mean_and_spread(X, epsilon, lower, upper, *, insecure_seed=None):
 
 
 def _centred_sums_block(block, first_row, c0, lower, upper, unit=1.0):
+    X = _inside_box(block, lower, upper)
+    Z = (X - c0) / unit
+    return X.shape[0], Z.sum(axis=0), float(np.einsum("ij,ij->", Z, Z))
+
+
+def _inside_box(block, lower, upper):
+    """The block as float64, after checking that its records are finite and inside the
+    public box: every sensitivity here holds only there (the estimators clip first, with a
+    warning); ValueError otherwise."""
     X = np.asarray(block, dtype=np.float64)
     if not np.isfinite(X).all():
         raise ValueError("X contains NaN or infinity")
     if ((X < lower) | (X > upper)).any():
-        # the sensitivities hold only inside the box: clip first (the estimators do, with a warning)
         raise ValueError("X has records outside [lower, upper]; clip them to the public box first")
-    Z = (X - c0) / unit
-    return X.shape[0], Z.sum(axis=0), float(np.einsum("ij,ij->", Z, Z))
+    return X
+
+
+def _records_and_box(X, lower, upper):
+    """X (a numpy array as float64, or a dask collection left lazy) and the public box
+    broadcast to its d columns; ValueError for X not a non-empty 2-D array, or a box not
+    finite with upper > lower in every coordinate (the sensitivities' half widths)."""
+    if not is_dask_collection(X):
+        X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"X must be a non-empty 2-D array (n, d), got shape {X.shape}")
+    d = X.shape[1]
+    lower = np.broadcast_to(np.asarray(lower, dtype=np.float64), (d,))
+    upper = np.broadcast_to(np.asarray(upper, dtype=np.float64), (d,))
+    if not (np.isfinite(lower).all() and np.isfinite(upper).all() and (upper > lower).all()):
+        raise ValueError("lower and upper must be finite with upper > lower in every coordinate")
+    return X, lower, upper
 
 
 def _add_sums(a, b):
@@ -307,8 +323,8 @@ def second_moment_sensitivity(half, norm, neighbouring="add_remove"):
     return value * (2.0 if neighbouring == "replace" else 1.0)
 
 
-def _triangle_block(block, first_row, c0, unit, rows, cols):
-    Z = (np.asarray(block, dtype=np.float64) - c0) / unit
+def _triangle_block(block, first_row, c0, unit, rows, cols, lower, upper):
+    Z = (_inside_box(block, lower, upper) - c0) / unit
     return (Z.T @ Z)[rows, cols]
 
 
@@ -347,7 +363,8 @@ def private_second_moments(X, lower, upper, epsilon, delta=0.0, *, neighbouring=
     ------
     ValueError
         For an epsilon, delta or relation outside its range, X not a non-empty 2-D
-        array, or a box that is not finite with upper > lower.
+        array, a record with NaN or infinity or outside the box (clip to the public box
+        first), or a box that is not finite with upper > lower.
 
     Examples
     --------
@@ -361,20 +378,13 @@ def private_second_moments(X, lower, upper, epsilon, delta=0.0, *, neighbouring=
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, positive=False)
     check_relation(neighbouring)
-    if not is_dask_collection(X):
-        X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
-        raise ValueError(f"X must be a non-empty 2-D array (n, d), got shape {X.shape}")
+    X, lower, upper = _records_and_box(X, lower, upper)
     d = X.shape[1]
-    lower = np.broadcast_to(np.asarray(lower, dtype=np.float64), (d,))
-    upper = np.broadcast_to(np.asarray(upper, dtype=np.float64), (d,))
-    if not (np.isfinite(lower).all() and np.isfinite(upper).all() and (upper > lower).all()):
-        raise ValueError("lower and upper must be finite with upper > lower in every coordinate")
     c0 = 0.5 * (lower + upper)
     unit = math.ldexp(1.0, math.frexp(float(np.max(0.5 * (upper - lower))))[1])
     h = 0.5 * (upper - lower) / unit
     rows, cols = np.triu_indices(d)
-    tri = map_reduce(X, _triangle_block, _add, args=(c0, unit, rows, cols))
+    tri = map_reduce(X, _triangle_block, _add, args=(c0, unit, rows, cols, lower, upper))
     src = noise_source(insecure_seed)
     if delta == 0:
         mech = Laplace(epsilon, second_moment_sensitivity(h, 1, neighbouring), insecure_seed=src)
@@ -428,10 +438,10 @@ def cluster_sums_sensitivity(half, norm, neighbouring="add_remove"):
     raise ValueError(f"norm must be 1 or 2, got {norm!r}")
 
 
-def _cluster_sums_block(block, first_row, c0, unit, centres):
+def _cluster_sums_block(block, first_row, c0, unit, centres, lower, upper):
     from ..cluster import assign
 
-    Z = (np.asarray(block, dtype=np.float64) - c0) / unit
+    Z = (_inside_box(block, lower, upper) - c0) / unit
     lab = assign(Z, centres)
     k = centres.shape[0]
     counts = np.bincount(lab, minlength=k).astype(np.float64)
@@ -477,7 +487,9 @@ def private_cluster_means(X, centres, lower, upper, epsilon, delta=0.0, *, neigh
     Raises
     ------
     ValueError
-        For an epsilon, delta or relation outside its range, or centres that are not a
+        For an epsilon, delta or relation outside its range, X not a non-empty 2-D
+        array, a record with NaN or infinity or outside the box (clip to the public box
+        first), a box that is not finite with upper > lower, or centres that are not a
         finite (k, d) array of X's width.
 
     Examples
@@ -493,19 +505,16 @@ def private_cluster_means(X, centres, lower, upper, epsilon, delta=0.0, *, neigh
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, positive=False)
     check_relation(neighbouring)
-    if not is_dask_collection(X):
-        X = np.asarray(X, dtype=np.float64)
+    X, lower, upper = _records_and_box(X, lower, upper)
     C = np.asarray(centres, dtype=np.float64)
-    if X.ndim != 2 or C.ndim != 2 or C.shape[1] != X.shape[1] or not np.isfinite(C).all():
+    if C.ndim != 2 or C.shape[1] != X.shape[1] or C.shape[0] < 1 or not np.isfinite(C).all():
         raise ValueError(f"centres must be a finite (k, d) array with d = {X.shape[1]}, got shape {C.shape}")
     d, k = X.shape[1], C.shape[0]
-    lower = np.broadcast_to(np.asarray(lower, dtype=np.float64), (d,))
-    upper = np.broadcast_to(np.asarray(upper, dtype=np.float64), (d,))
     c0 = 0.5 * (lower + upper)
     unit = math.ldexp(1.0, math.frexp(float(np.max(0.5 * (upper - lower))))[1])
     h = 0.5 * (upper - lower) / unit
     Cz = (C - c0) / unit
-    v = map_reduce(X, _cluster_sums_block, _add, args=(c0, unit, Cz))
+    v = map_reduce(X, _cluster_sums_block, _add, args=(c0, unit, Cz, lower, upper))
     src = noise_source(insecure_seed)
     if delta == 0:
         mech = Laplace(epsilon, cluster_sums_sensitivity(h, 1, neighbouring), insecure_seed=src)
