@@ -148,3 +148,21 @@ def test_bulk_proposal_locates_the_data_and_loose_boxes_decode():
     _, base = kmeans_plus_plus(X, 10, random_state=0)
     wide = CompressiveKMeans(10, random_state=0, decoder="clompr").fit_sketch(est.sketch_, (-30, 30))
     assert sse(X, wide.cluster_centers_) / base < 1.1
+
+
+def test_a_family_reused_without_the_bulk_proposal_does_not_keep_an_earlier_one():
+    # clompr stores its bulk proposal on the family; a later call on the same family with
+    # bulk_proposal=False must decode as on a fresh family (it drew half its candidates from
+    # the earlier call's proposal)
+    rng = np.random.default_rng(3)
+    X = np.concatenate([rng.normal(c, 0.3, size=(2000, 2)) for c in ((-2, -2), (2, 1), (0, 3))])
+    fm = make_feature_map(2, 60, "complex", operator="dense", law=GaussianLaw(1.0), random_state=1)
+    prob = DecodingProblem(fm, fm.sketch(X).mean())
+    lo, hi = np.full(2, -12.0), np.full(2, 12.0)
+    reused = DiracAtoms(prob, lo, hi)
+    clompr(reused, 3, n_init=1, random_state=5)  # with the bulk proposal (the default)
+    assert reused.proposal is not None
+    again = clompr(reused, 3, n_init=1, random_state=5, bulk_proposal=False)
+    fresh = clompr(DiracAtoms(prob, lo, hi), 3, n_init=1, random_state=5, bulk_proposal=False)
+    assert reused.proposal is None
+    np.testing.assert_array_equal(again.theta, fresh.theta)

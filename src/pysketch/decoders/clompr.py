@@ -141,7 +141,8 @@ def clompr(family, n_atoms, *, n_init=1, random_state=None, step1_maxiter=300, s
     n_jobs : int, optional
         Threads for the restarts (see above).
     bulk_proposal : bool, default True
-        See above; when used, it is stored in ``family.proposal``.
+        See above; when used, it is stored in ``family.proposal`` (which is reset to
+        None when it is not, so that an earlier call's proposal is never reused).
 
     Returns
     -------
@@ -187,8 +188,8 @@ def clompr(family, n_atoms, *, n_init=1, random_state=None, step1_maxiter=300, s
     rng = as_generator(random_state)
     seeds = rng.integers(0, 2**63, size=int(n_init))
     args = (step1_maxiter, step5_maxiter, final_maxiter, n_candidates)
-    if n_candidates > 1 and bulk_proposal and isinstance(family, DiracAtoms):
-        family.proposal = find_bulk(family)
+    if isinstance(family, DiracAtoms):  # this call's proposal, or none: never one left by an earlier call
+        family.proposal = find_bulk(family) if n_candidates > 1 and bulk_proposal else None
     if n_jobs > 1 and n_init > 1:
         with concurrent.futures.ThreadPoolExecutor(max_workers=min(int(n_jobs), int(n_init))) as pool:
             runs = list(pool.map(lambda s: _restart(family, n_atoms, np.random.default_rng(s), *args), seeds))
