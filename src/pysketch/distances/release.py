@@ -451,7 +451,6 @@ def release(operator, X, epsilon, delta=0.0, *, mechanism="auto", contribution=1
     ((50, 64), 'laplace', True)
     """
     epsilon, delta, C, mechanism, d1, d2 = _plan(operator, epsilon, delta, mechanism, contribution, Z2_guess)
-    single = not hasattr(X, "tocsr") and np.ndim(X) == 1
     Y = _nonempty(np.atleast_2d(np.asarray(_apply_by_rows(operator, X), dtype=np.float64)))
     rows = _rows_part(epsilon, delta, mechanism, "distances.release", accountant, insecure_seed)
     mech = rows.mechanism(mechanism, d1 if mechanism == "laplace" else d2)
