@@ -253,7 +253,8 @@ class RandomState(Constraint):
 
 
 class DType(Constraint):
-    """A float dtype numpy reads as one of `dtypes` (a name, a type or a dtype)."""
+    """What numpy reads as one of `dtypes` (a name, a type or a dtype; None too, which numpy
+    reads as float64)."""
 
     def __init__(self, *dtypes):
         self.dtypes = tuple(np.dtype(d) for d in dtypes)
