@@ -5,7 +5,6 @@ parameter refuses it naming the parameter (the invalid values are drawn from the
 declarations themselves)."""
 
 import inspect
-import math
 import numbers
 import warnings
 
