@@ -15,6 +15,8 @@ import inspect
 import numbers
 import warnings
 
+from ._params import InstanceOf, check_parameter
+
 try:  # whether scikit-learn can be imported, without importing it
     import importlib.util
 
@@ -52,6 +54,8 @@ def _stacklevel_outside_package():
 RENAMED = "deprecated"
 #: The default of a parameter whose default changes in the next version (``_changing_defaults``).
 CHANGING = "warn"
+#: The declared constraint of ``budget_shares`` (its parts and shares: `_budget_shares`).
+BUDGET_SHARES = [InstanceOf(dict, text="a dict {part: share}"), None]
 
 
 class BaseEstimator:
@@ -70,9 +74,14 @@ class BaseEstimator:
     - ``_budget_parts``: {part name: default share} of the parts of a private fit whose
       shares of (epsilon, delta) the parameter ``budget_shares`` ({part: share}) may set;
       the rest of the budget goes to the fit's main part.
+    - ``_parameter_constraints``: {name: [constraint, ...]} for every argument of
+      __init__ but the old names (pysketch._params); `_validate_params` checks them all at
+      the start of every entry point that fits (fit, fit_sketch, partial_fit, ...), then
+      calls `_check_param_relations` for the rules that relate several parameters.
     """
 
     _estimator_type = None  # scikit-learn < 1.6 reads the kind of estimator here
+    _parameter_constraints = {}
     _renamed_params = {}
     _budget_parts = {}
     _changing_defaults = {}
@@ -121,6 +130,22 @@ class BaseEstimator:
                 raise ValueError(f"{type(self).__name__}: give {new!r} or its old name {old!r}, not both")
             given_as[new] = old
         self._resolved, self._given_as = resolved, given_as
+
+    def _validate_params(self):
+        """Resolve the old names and changing defaults (`_resolve_renamed`), check every
+        declared parameter (``_parameter_constraints``) under the name the user gave it,
+        then the rules between parameters (`_check_param_relations`). Called first by every
+        entry point that fits; __init__ checks nothing (scikit-learn's convention)."""
+        self._resolve_renamed()
+        for name, constraints in self._parameter_constraints.items():
+            check_parameter(self._param_label(name), self._param(name), constraints)
+        if self._budget_parts:
+            self._budget_shares()  # the parts named and their shares (together below 1)
+        self._check_param_relations()
+
+    def _check_param_relations(self):
+        """The checks that relate several parameters (none here; estimators add theirs).
+        Checks against the data stay in the fit, where the data are known."""
 
     def _param(self, name):
         """The fit's value of parameter `name`: as given, or under its old name, or the
@@ -303,5 +328,5 @@ def not_fitted_error(est):
                           "arguments before using this estimator.")
 
 
-__all__ = ["BaseEstimator", "ClusterMixin", "DensityMixin", "RegressorMixin", "TransformerMixin", "HAVE_SKLEARN",
+__all__ = ["BUDGET_SHARES", "BaseEstimator", "ClusterMixin", "DensityMixin", "RegressorMixin", "TransformerMixin", "HAVE_SKLEARN",
            "not_fitted_error"]

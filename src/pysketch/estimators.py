@@ -18,9 +18,8 @@ import warnings
 import numpy as np
 
 from ._base import BaseEstimator, ClusterMixin, DensityMixin, TransformerMixin, not_fitted_error
-from ._checks import check_array, check_bounds, check_relation, float_dtype
-from ._checks import check_int as _check_int
-from ._checks import check_size
+from ._checks import check_array, check_bounds, check_size
+from ._params import Bounds, DType, InstanceOf, Interval, Options
 from ._random import as_generator
 from .accumulate import SketchAccumulator
 from .blocks import (box_stats, check_records, column_bounds, is_dask_collection, map_blocks, map_reduce,
@@ -31,6 +30,7 @@ from .features import make_feature_map
 from .frequencies import FrequencyLaw, make_law
 from .metrics import gaussian_mixture_log_likelihood, gaussian_mixture_log_prob_components
 from .pilot import sample_pilot
+from .privacy.mechanisms import PRIVACY_PARAMETERS
 from .sketch import Sketch
 
 __all__ = ["BoundsWarning", "CompressiveKMeans", "CompressiveGaussianMixture"]
@@ -39,11 +39,6 @@ _LAWS = ("auto", "gaussian", "adapted_radius", "folded_gaussian", "log_uniform")
 #: Share of epsilon spent on the private kernel-scale pilot (k-means, kernel_scale='auto').
 PRIVATE_PILOT_SHARE = 0.05
 _OPERATORS = ("auto", "dense", "r3", "gr2", "fastfood")
-
-
-# ------------------------------------------------------------------------------- validation
-
-
 
 
 # ------------------------------------------------------------------------------- shared
@@ -58,25 +53,26 @@ class _CompressiveMixture(BaseEstimator):
     def _n_atoms(self):
         raise NotImplementedError
 
-    def _validate_params(self):
-        _check_int(self._n_atoms(), self._n_atoms_name)
-        if self.sketch_size is not None:
-            _check_int(self.sketch_size, "sketch_size")
-        ks = self.kernel_scale
-        if not (isinstance(ks, str) and ks in ("auto", "sketch", "separation")):
-            if isinstance(ks, (bool, np.bool_)) or not isinstance(ks, numbers.Real) or not _finite_real(ks) or ks <= 0:
-                raise ValueError(
-                    f"kernel_scale must be 'auto', 'sketch', 'separation' or a positive finite number, got {ks!r}"
-                )
-        if self.operator not in _OPERATORS:
-            raise ValueError(f"operator must be one of {_OPERATORS}, got {self.operator!r}")
-        if not (isinstance(self.frequency_law, FrequencyLaw) or self.frequency_law in _LAWS):
-            raise ValueError(f"frequency_law must be one of {_LAWS} or a FrequencyLaw, got {self.frequency_law!r}")
-        _check_int(self.n_init, "n_init")
-        if float_dtype(self.dtype) is None:
-            raise ValueError(f"dtype must be float32 or float64, got {self.dtype!r}")
-        _check_int(self.pilot_size, "pilot_size", minimum=2)
-        check_relation(self.neighbouring)  # checked without epsilon too (scikit-learn: every parameter at fit)
+    #: The parameters both estimators share (pysketch._params); each adds its number of
+    #: atoms and its decoder.
+    _shared_constraints = {
+        "sketch_size": [Interval(numbers.Integral, 1, None), None],
+        "kernel_scale": [Options(("auto", "sketch", "separation")), Interval(numbers.Real, 0, None, closed="neither")],
+        "operator": [Options(_OPERATORS)],
+        "frequency_law": [Options(_LAWS), InstanceOf(FrequencyLaw)],
+        "n_init": [Interval(numbers.Integral, 1, None)],
+        "dtype": [DType(np.float32, np.float64)],
+        "pilot_size": [Interval(numbers.Integral, 2, None)],
+        "batch_size": [Interval(numbers.Integral, 1, None), None],
+        "random_state": ["random_state"],
+        "bounds": [Bounds(), None],
+        **PRIVACY_PARAMETERS,
+    }
+
+    def _check_param_relations(self):
+        """The decoder against the atoms and a private fit (refused before anything is charged)."""
+        if self.decoder != "auto":
+            DECODERS.get(self.decoder).check(atoms=self._atoms, private=self.epsilon is not None)
 
     def _sketch_size(self, d):
         return self.sketch_size if self.sketch_size is not None else self._sketch_factor * self._n_atoms() * d
@@ -757,12 +753,10 @@ def private_sketch_size(k, d, n_low, epsilon_sum, delta, factor=10):
 FLOAT32_SCALE_EXPONENT = 120
 
 
-def _finite_real(x):
-    """x (a numbers.Real) is finite as a float (an int beyond float64 is not)."""
-    try:
-        return math.isfinite(float(x))
-    except OverflowError:
-        return False
+def _mixture_decoders(atoms):
+    """The names of the registered decoders of mixtures of `atoms` (by their declarations)."""
+    return tuple(name for name in DECODERS.names()
+                 if DECODERS.get(name).task == "mixture" and atoms in DECODERS.get(name).atoms)
 
 
 def _check_sigma(sigma, dtype):
@@ -1027,6 +1021,12 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     _atoms = "dirac"
     _atoms_law = "gaussian"  # frequency_law='auto' with a decoder that declares none
     _n_atoms_name = "n_clusters"
+    _parameter_constraints = {
+        "n_clusters": [Interval(numbers.Integral, 1, None)],
+        "decoder": [Options(lambda: ("auto", *DECODERS.names()),
+                            text=lambda names: f"'auto' or one of {names[1:]}")],
+        **_CompressiveMixture._shared_constraints,
+    }
 
     def __init__(self, n_clusters=8, *, sketch_size=None, kernel_scale="auto", operator="auto",
                  frequency_law="auto", n_init=3, dtype="float32", pilot_size=5000, batch_size=None,
@@ -1051,14 +1051,6 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
 
     def _n_atoms(self):
         return self.n_clusters
-
-    def _validate_params(self):
-        super()._validate_params()
-        if not isinstance(self.decoder, str) or (self.decoder != "auto" and self.decoder not in DECODERS):
-            raise ValueError(f"decoder must be 'auto' or one of {DECODERS.names()}, got {self.decoder!r}")
-        # refused before anything is charged
-        if self.decoder != "auto":
-            DECODERS.get(self.decoder).check(atoms=self._atoms, private=self.epsilon is not None)
 
     def _decoder_name(self, sketch=None, alone=False):
         """The decoder of a sketch: decoder='auto' reads grid sketches with 'grid', and
@@ -1256,6 +1248,14 @@ class CompressiveGaussianMixture(DensityMixin, _CompressiveMixture):
     _atoms = "diagonal_gaussian"
     _atoms_law = "adapted_radius"  # frequency_law='auto' with a decoder that declares none
     _n_atoms_name = "n_components"
+    _parameter_constraints = {
+        "n_components": [Interval(numbers.Integral, 1, None)],
+        # the registered decoders of its atoms (CL-OMPR's Gaussian atoms), by their declarations
+        "decoder": [Options(lambda: ("auto", *_mixture_decoders("diagonal_gaussian")),
+                            text=lambda names: " or ".join(map(repr, names)),
+                            message="{label} must be {allowed}, got {value}")],
+        **_CompressiveMixture._shared_constraints,
+    }
 
     def __init__(self, n_components=1, *, sketch_size=None, kernel_scale="auto", operator="auto",
                  frequency_law="adapted_radius", n_init=3, dtype="float32", pilot_size=5000, batch_size=None,
@@ -1280,17 +1280,6 @@ class CompressiveGaussianMixture(DensityMixin, _CompressiveMixture):
 
     def _n_atoms(self):
         return self.n_components
-
-    def _validate_params(self):
-        super()._validate_params()
-        if isinstance(self.decoder, str) and self.decoder == "auto":
-            return
-        # the registered decoders of its atoms (CL-OMPR's Gaussian atoms), by their declarations
-        names = [name for name, cls in ((n, DECODERS.get(n)) for n in DECODERS.names())
-                 if cls.task == "mixture" and self._atoms in cls.atoms]
-        if not isinstance(self.decoder, str) or self.decoder not in names:
-            raise ValueError(f"decoder must be 'auto' or {' or '.join(map(repr, names))}, got {self.decoder!r}")
-        DECODERS.get(self.decoder).check(atoms=self._atoms, private=self.epsilon is not None)
 
     def _set_solution(self, sol):
         d = sol.theta.shape[1] // 2

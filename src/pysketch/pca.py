@@ -23,16 +23,16 @@ import warnings
 
 import numpy as np
 
-from ._base import RENAMED, BaseEstimator, TransformerMixin, not_fitted_error
-from ._checks import check_array, check_relation, float_dtype
-from ._checks import check_int as _check_int
-from ._checks import check_size
+from ._base import BUDGET_SHARES, RENAMED, BaseEstimator, TransformerMixin, not_fitted_error
+from ._checks import check_array, check_size
+from ._params import Array, DType, Interval, Options
 from ._random import as_generator
 from .accumulate import SketchAccumulator
 from .blocks import check_records, is_dask_collection, map_blocks, map_reduce
 from .decoders import DECODERS, SubspaceTask
 from .features import SecondMomentMap, make_feature_map
 from .frequencies import OrthonormalBasesLaw
+from .privacy.mechanisms import PRIVACY_PARAMETERS
 from .sketch import Sketch
 
 __all__ = ["CompressivePCA"]
@@ -238,37 +238,28 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ checks
 
-    def _validate_params(self):
-        self._resolve_renamed()
-        if self.n_components is not None:
-            _check_int(self.n_components, "n_components")
-        if self.method not in ("auto", *_METHODS):
-            raise ValueError(f"method must be one of {('auto', *_METHODS)}, got {self.method!r}")
-        _check_int(self.memory_budget, "memory_budget")
-        if self.sketch_size is not None:
-            _check_int(self.sketch_size, "sketch_size")
-            if self.method == "covariance":
-                raise ValueError("sketch_size applies to method='sketch' only (a covariance sketch has d (d + 1) / 2 "
-                                 "coordinates)")
-        if self.operator not in _OPERATORS:
-            raise ValueError(f"operator must be one of {_OPERATORS}, got {self.operator!r}")
-        if self.epsilon is not None:
-            from .privacy.mechanisms import check_delta, check_epsilon
+    _parameter_constraints = {
+        "n_components": [Interval(numbers.Integral, 1, None), None],
+        "method": [Options(("auto", *_METHODS))],
+        "memory_budget": [Interval(numbers.Integral, 1, None)],
+        "sketch_size": [Interval(numbers.Integral, 1, None), None],
+        "operator": [Options(_OPERATORS)],
+        "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "centre": [Interval(numbers.Real), Array((None,), text="an array of shape (d,) of finite numbers"), None],
+        "budget_shares": BUDGET_SHARES,
+        "n_init": [Interval(numbers.Integral, 1, None)],
+        "max_iter": [Interval(numbers.Integral, 1, None)],
+        "random_state": ["random_state"],
+        "batch_size": [Interval(numbers.Integral, 1, None), None],
+        "dtype": [DType(np.float32, np.float64)],
+        **PRIVACY_PARAMETERS,
+    }
 
-            check_epsilon(self.epsilon)
-            check_delta(self.delta, positive=False)
-        check_relation(self.neighbouring)
-        if self.data_norm is not None:
-            r = self.data_norm
-            if isinstance(r, (bool, np.bool_)) or not isinstance(r, numbers.Real) or not (math.isfinite(r) and r > 0):
-                raise ValueError(f"data_norm must be a positive finite number, got {r!r}")
-        self._budget_shares()
-        _check_int(self.n_init, "n_init")
-        _check_int(self.max_iter, "max_iter")
-        if self.batch_size is not None:
-            _check_int(self.batch_size, "batch_size")
-        if float_dtype(self.dtype) is None:
-            raise ValueError(f"dtype must be float32 or float64, got {self.dtype!r}")
+    def _check_param_relations(self):
+        """sketch_size against the method, and the decoders against a private fit."""
+        if self.sketch_size is not None and self.method == "covariance":
+            raise ValueError("sketch_size applies to method='sketch' only (a covariance sketch has d (d + 1) / 2 "
+                             "coordinates)")
         for _, decoder, _ in _METHODS.values():
             DECODERS.get(decoder).check(task="subspace", private=self.epsilon is not None)
 

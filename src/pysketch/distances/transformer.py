@@ -1,14 +1,18 @@
 """A scikit-learn style transformer that releases private sparse JL sketches of rows."""
 
 import dataclasses
+import numbers
 
 import numpy as np
 
 from .._base import CHANGING, BaseEstimator, TransformerMixin, not_fitted_error
-from .._checks import MAX_INT32, check_int, check_size
+from .._checks import MAX_INT32, check_size
+from .._params import Interval, Options
 from ..blocks import as_dask_array, is_dask_collection, map_blocks, map_reduce
 from ..operators import SparseJLOperator
 from ..privacy.budget import Budget
+from ..privacy.mechanisms import PRIVACY_PARAMETERS
+from .release import MECHANISMS
 from .release import release as _release_rows
 from .release import clean_release, release_cost
 
@@ -83,6 +87,22 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
     """
 
     _changing_defaults = {"epsilon": (1.0, None)}
+    _parameter_constraints = {
+        # k: the rows of S, int32 indices in the core; the memory of a release is checked per call
+        "n_components": [Interval(numbers.Integral, 1, MAX_INT32)],
+        "sparsity": [Interval(numbers.Integral, 1, None)],
+        "construction": [Options(("block", "graph"))],
+        "mechanism": [Options(MECHANISMS)],
+        "contribution": [Interval(numbers.Real, 0, None, closed="neither")],
+        "random_state": ["random_state"],
+        **{name: PRIVACY_PARAMETERS[name] for name in ("epsilon", "delta", "accountant")},
+    }
+
+    def _check_param_relations(self):
+        """S has at most one nonzero per row and column block: s <= k."""
+        if self.sparsity > self.n_components:
+            raise ValueError(f"sparsity must be <= n_components, got sparsity = {self.sparsity} > n_components = "
+                             f"{self.n_components}")
 
     def __init__(self, n_components=256, *, sparsity=4, construction="block", epsilon=CHANGING, delta=0.0,
                  mechanism="auto", contribution=1.0, random_state=None, accountant=None):
@@ -97,12 +117,8 @@ class PrivateJLTransformer(TransformerMixin, BaseEstimator):
         self.accountant = accountant
 
     def fit(self, X, y=None):
-        self._resolve_renamed()
-        # k: the rows of S, int32 indices in the core; the memory of a release is checked per call
-        k = check_size(self.n_components, "n_components", maximum=MAX_INT32, why=" (rows of S are int32 indices)")
-        s = check_int(self.sparsity, "sparsity")
-        if s > k:
-            raise ValueError(f"sparsity must be <= n_components, got sparsity = {s} > n_components = {k}")
+        self._validate_params()
+        k, s = int(self.n_components), int(self.sparsity)
         if is_dask_collection(X):
             d = as_dask_array(X).shape[1]  # the number of columns: known without reading a block
         else:

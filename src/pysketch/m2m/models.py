@@ -34,15 +34,17 @@ import warnings
 import numpy as np
 from scipy import optimize
 
-from .._base import RENAMED, BaseEstimator, not_fitted_error
+from .._base import BUDGET_SHARES, RENAMED, BaseEstimator, not_fitted_error
 from .._checks import check_array, check_bounds
 from .._random import as_generator
 from ..blocks import column_bounds, map_blocks
-from ..features import make_box_map
+from .._params import Bounds, InstanceOf, Interval, Options
+from ..features import box_map_kinds, make_box_map
 from ..privacy import make_private
+from ..privacy.mechanisms import PRIVACY_PARAMETERS
 from ..records import dask_inputs, dask_xy, is_lazy, join_target
 from ..sketch import Sketch
-from .core import DEFAULT_N_SYNTHETIC, M2M
+from .core import DEFAULT_N_SYNTHETIC, LOSSES, M2M, REGULARIZATIONS
 from .domain import Domain
 
 __all__ = ["M2MLogisticRegression", "M2MLinearRegression"]
@@ -63,22 +65,21 @@ class _ImplicitM2M(BaseEstimator):
     _budget_parts = {"count": 0.02}
     _renamed_params = {"split": ("budget_shares", lambda split: {"count": 1 - split})}
 
-    def _check_common(self):
-        self._resolve_renamed()
-        self._budget_shares()
-        if self.epsilon is not None:
-            from ..privacy.mechanisms import check_delta, check_epsilon
-
-            check_epsilon(self.epsilon)
-            check_delta(self.delta, positive=False)
-        for name in ("C",):
-            v = getattr(self, name)
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not (np.isfinite(v) and v > 0):
-                raise ValueError(f"{name} must be a positive finite number, got {v!r}")
-        if self.negative_weights not in NEGATIVE_WEIGHTS:
-            raise ValueError(f"negative_weights must be one of {NEGATIVE_WEIGHTS}, got {self.negative_weights!r}")
-        if self.sketch_params is not None and not isinstance(self.sketch_params, dict):
-            raise TypeError(f"sketch_params must be a dict or None, got {type(self.sketch_params).__name__}")
+    #: What both models declare (pysketch._params); the logistic model adds its L-BFGS
+    #: limits, the linear one its target_bounds.
+    _shared_constraints = {
+        "bounds": [Bounds(), None],
+        "budget_shares": BUDGET_SHARES,
+        "sketch": [Options(box_map_kinds)],
+        "sketch_params": [InstanceOf(dict), None],
+        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "negative_weights": [Options(NEGATIVE_WEIGHTS)],
+        "n_synthetic": [Interval(numbers.Integral, 1, None)],
+        "regularization": [Options(REGULARIZATIONS), Interval(numbers.Real, 0, None)],
+        "loss": [Options(LOSSES)],
+        "random_state": ["random_state"],
+        **PRIVACY_PARAMETERS,
+    }
 
     def _x_bounds(self, X, stacklevel=2):
         d = X.shape[1]
@@ -108,7 +109,7 @@ class _ImplicitM2M(BaseEstimator):
         """Checks, then the synthetic points and weights of `sketch` on `domain` (rng: the
         fit's generator, or None for a fresh one from random_state)."""
         if rng is None:  # fit_sketch called by the user (fit has checked its parameters)
-            self._check_common()
+            self._validate_params()
         if not isinstance(domain, Domain):
             raise TypeError(f"domain must be a pysketch.m2m.Domain, got {type(domain).__name__}")
         rng = as_generator(self.random_state) if rng is None else rng
@@ -177,6 +178,11 @@ class M2MLogisticRegression(_ImplicitM2M):
     """
 
     _estimator_type = "classifier"
+    _parameter_constraints = {
+        **_ImplicitM2M._shared_constraints,
+        "max_iter": [Interval(numbers.Integral, 0, None)],
+        "tol": [Interval(numbers.Real, 0, None)],
+    }
 
     def __init__(self, *, bounds=None, epsilon=None, delta=0.0, neighbouring="add_remove", budget_shares=None,
                  sketch="real", sketch_params=None, C=1.0, negative_weights="keep", n_synthetic=DEFAULT_N_SYNTHETIC,
@@ -202,7 +208,7 @@ class M2MLogisticRegression(_ImplicitM2M):
 
     def fit(self, X, y):
         """Sketch [X, y], release it (if epsilon) and fit. y: two classes."""
-        self._check_common()
+        self._validate_params()
         if is_lazy(X, y):
             return self._fit_dask(X, y)
         X = check_array(X, "X")
@@ -310,6 +316,7 @@ class M2MLinearRegression(_ImplicitM2M):
     _estimator_type = "regressor"
 
     _renamed_params = {**_ImplicitM2M._renamed_params, "y_bounds": "target_bounds"}
+    _parameter_constraints = {**_ImplicitM2M._shared_constraints, "target_bounds": [Bounds(), None]}
 
     def __init__(self, *, bounds=None, target_bounds=None, epsilon=None, delta=0.0, neighbouring="add_remove",
                  budget_shares=None, sketch="real", sketch_params=None, C=1.0, negative_weights="keep",
@@ -335,7 +342,7 @@ class M2MLinearRegression(_ImplicitM2M):
 
     def fit(self, X, y):
         """Sketch [X, y], release it (if epsilon) and fit."""
-        self._check_common()
+        self._validate_params()
         if is_lazy(X, y):
             return self._fit_dask(X, y)
         X = check_array(X, "X")

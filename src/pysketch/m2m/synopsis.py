@@ -46,10 +46,12 @@ import warnings
 
 import numpy as np
 
-from .._base import RENAMED, BaseEstimator
+from .._base import BUDGET_SHARES, RENAMED, BaseEstimator
 from .._checks import check_array, check_bounds, check_size
+from .._params import Bounds, InstanceOf, Interval, Options
 from .._random import as_generator
 from . import raking
+from ..privacy.mechanisms import PRIVACY_PARAMETERS
 from .core import NoisyAnswerWarning, pooled_count
 
 __all__ = ["MarginalSynopsis", "marginal_bins"]
@@ -192,30 +194,30 @@ class MarginalSynopsis(BaseEstimator):
 
     # ------------------------------------------------------------------ fit
 
-    def _check(self, d):
-        from ..privacy.mechanisms import check_delta, check_epsilon
+    _parameter_constraints = {
+        "bounds": [Bounds(), None],  # required: refused with the data (_check_with_data)
+        "pairs": [InstanceOf(list, tuple, np.ndarray, text="a list of pairs (i, j) of attributes"), None],
+        "n_bins": [Options(("auto",)), Interval(numbers.Integral, 1, None)],
+        "fine_bins": [Options(("auto",)), Interval(numbers.Integral, 1, None)],
+        "n_lower": [Interval(numbers.Real, 1, None), None],
+        "integer": [InstanceOf(list, tuple, set, range, text="a list of attribute indices"), None],
+        "budget_shares": BUDGET_SHARES,
+        "n_synthetic": [Interval(numbers.Integral, 1, None)],
+        "random_state": ["random_state"],
+        **PRIVACY_PARAMETERS,
+    }
 
-        self._resolve_renamed()
-        if self.epsilon is not None:
-            check_epsilon(self.epsilon)
-            check_delta(self.delta, positive=False)
+    def _check_with_data(self, d):
+        """The parameters against the records' d attributes: the memory of the tables,
+        histograms and synthetic records, the box and the integer attributes."""
         n_pairs = max(len(self.pairs) if self.pairs is not None else d * (d - 1) // 2, 1)
         if self.n_bins != "auto":
-            if isinstance(self.n_bins, str):
-                raise ValueError(f"n_bins must be 'auto' or an int >= 1, got {self.n_bins!r}")
             # the tables' counts and their projections, float64
             check_size(self.n_bins, "n_bins", nbytes=lambda v: 32 * v * v * n_pairs,
                        what=f"for {n_pairs} tables of n_bins x n_bins cells")
         if self.fine_bins != "auto":
-            if isinstance(self.fine_bins, str):
-                raise ValueError(f"fine_bins must be 'auto' or an int >= 1, got {self.fine_bins!r}")
             check_size(self.fine_bins, "fine_bins", nbytes=lambda v: 48 * v * d,
                        what=f"for {d} histograms of fine_bins bins (edges, counts, fractions)")
-        n_lower = self.n_lower
-        if n_lower is not None and (isinstance(n_lower, (bool, np.bool_)) or not isinstance(n_lower, numbers.Real)
-                                    or not 1 <= n_lower < math.inf):
-            raise ValueError(f"n_lower must be a finite number >= 1, got {n_lower!r}")
-        self._budget_shares()
         # the records, their bins and cells, a uniform draw per value, and the weights
         check_size(self.n_synthetic, "n_synthetic", nbytes=lambda v: v * (40 * d + 16 * n_pairs + 64),
                    what=f"for synthetic records of {d} attributes")
@@ -237,11 +239,12 @@ class MarginalSynopsis(BaseEstimator):
         from ..features import MarginalMap
         from ..privacy.budget import Budget
 
+        self._validate_params()
         X = check_array(X, "X", np.float64)
         if X.ndim != 2 or X.shape[0] < 1:
             raise ValueError(f"X must be a 2-D array of at least one record, got shape {X.shape}")
         d = X.shape[1]
-        lo, hi, integer = self._check(d)
+        lo, hi, integer = self._check_with_data(d)
         outside = int(np.count_nonzero(((X < lo) | (X > hi)).any(axis=1)))
         if outside:
             warnings.warn(f"{outside} record(s) had a value outside the public box and were counted in the edge bin "

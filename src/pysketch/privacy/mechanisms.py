@@ -68,7 +68,8 @@ from fractions import Fraction
 import numpy as np
 from scipy import optimize, special
 
-from .._checks import check_positive, check_size
+from .._checks import NEIGHBOURING, check_positive, check_size
+from .._params import HasMethods, Interval, Options
 
 __all__ = [
     "Laplace",
@@ -93,6 +94,17 @@ GRID_BITS = 30
 #: Epsilons within 2**+-EPSILON_EXPONENT (about 8e-31 to 1.3e30): beyond, the calibrations'
 #: 1 / epsilon^2 and epsilon^2 over- or underflow float64 (and no such guarantee means anything).
 EPSILON_EXPONENT = 100
+#: The declared constraints (pysketch._params) of the privacy parameters the estimators
+#: share: epsilon within the range above (or None: no noise), delta in [0, 1) (whether a
+#: fit needs delta > 0 relates it to epsilon: checked by the estimator), the neighbouring
+#: relation, and an accountant that can be charged (pysketch's or diffprivlib's: a `spend`
+#: method) or None.
+PRIVACY_PARAMETERS = {
+    "epsilon": [Interval(numbers.Real, math.ldexp(1.0, -EPSILON_EXPONENT), math.ldexp(1.0, EPSILON_EXPONENT)), None],
+    "delta": [Interval(numbers.Real, 0, 1, closed="left")],
+    "neighbouring": [Options(NEIGHBOURING)],
+    "accountant": [HasMethods("spend", text="a BudgetAccountant (pysketch's or diffprivlib's)"), None],
+}
 #: Sensitivities and noise scales (Laplace b, Gaussian sigma) within 2**+-NOISE_EXPONENT:
 #: the variance (a square) stays a float64 and the noise grid (sensitivity / (D 2^30)) a
 #: normal number.

@@ -38,15 +38,17 @@ import warnings
 
 import numpy as np
 
-from .._base import CHANGING, RENAMED, BaseEstimator, RegressorMixin, not_fitted_error
+from .._base import BUDGET_SHARES, CHANGING, RENAMED, BaseEstimator, RegressorMixin, not_fitted_error
 from .._checks import check_array, check_bounds, check_size
+from .._params import Array, Bounds, Interval, Options
 from ..privacy import PrivacyLeakWarning
-from ..privacy.mechanisms import check_delta, check_epsilon
+from ..privacy.mechanisms import PRIVACY_PARAMETERS, check_delta
 from .features import RandomFeatures
 from ..blocks import map_blocks
 from ..records import Records, dask_inputs, is_lazy
 from .scaling import DataScaling, add_sums, release_scaling, scaling_sums
 from .anova import AnovaFeatures
+from .solvers import METHODS as SOLVERS
 from .ssp import (DEFAULT_SHARES, NEIGHBOURING, RFStatistics, check_target_bounds, choose_against_intercept,
                   intercept_only, release_statistics, solve_ridge, statistics_sums, warn_clipped_targets)
 
@@ -123,13 +125,21 @@ class _RFRegressorBase(RegressorMixin, BaseEstimator):
             raise ValueError("y must be finite (no NaN or infinity)")
         return Records(X, y)
 
-    def _check_privacy_params(self):
-        self._resolve_renamed()
+    #: What both regressors declare (pysketch._params); the private fit's relation
+    #: between epsilon and delta is `_check_param_relations`.
+    _shared_constraints = {
+        "bounds": [Bounds(), None],
+        "target_bounds": [Array((2,), text="a pair (lower, upper) of finite numbers"), None],
+        "kernel_scale": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "random_state": ["random_state"],
+        "insecure_seed": [Interval(numbers.Integral), None],
+        **{name: PRIVACY_PARAMETERS[name] for name in ("epsilon", "delta", "accountant")},
+    }
+
+    def _check_param_relations(self):
+        """A private fit's Gaussian releases need delta > 0 (refused before the charge)."""
         if self._param("epsilon") is not None:
-            check_epsilon(self._param("epsilon"))
             check_delta(self.delta, positive=True)
-        if self.neighbouring not in NEIGHBOURING:
-            raise ValueError(f"neighbouring must be one of {NEIGHBOURING}, got {self.neighbouring!r}")
 
     def _box(self, records):
         d = records.shape[1]
@@ -165,11 +175,7 @@ class _RFRegressorBase(RegressorMixin, BaseEstimator):
         if self._param("kernel_scale") is None:
             per = DEFAULT_STANDARDISED_LENGTH_SCALE_PER_SQRT_D if standardised else DEFAULT_LENGTH_SCALE_PER_SQRT_D
             return per * math.sqrt(d)
-        v = self._param("kernel_scale")
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not (math.isfinite(v) and v > 0):
-            raise ValueError(f"{self._param_label('kernel_scale')} must be None or a positive finite number, "
-                             f"got {v!r}")
-        return float(v)
+        return float(self._param("kernel_scale"))
 
     def _scaled(self, X):
         if hasattr(self, "scaling_"):
@@ -371,6 +377,17 @@ class PrivateRFRegressor(_RFRegressorBase):
                        "scaling_share": ("budget_shares", lambda share: {"scaling": share})}
     _budget_parts = {"scaling": 0.1}
     _changing_defaults = {"epsilon": (1.0, None)}
+    _parameter_constraints = {
+        **_RFRegressorBase._shared_constraints,
+        "sketch_size": [Options(("auto",)), Interval(numbers.Integral, 1, None)],
+        "scaling": [Options(SCALINGS)],
+        "budget_shares": BUDGET_SHARES,
+        "neighbouring": [Options(NEIGHBOURING)],
+        "regularization": [Options(("ada",)), Interval(numbers.Real, 0, None)],
+        "shares": [Array((3,), positive=True, text="three positive finite numbers")],
+        "kernel": [Options(KERNELS)],
+        "model_selection": ["boolean"],
+    }
 
     def __init__(self, epsilon=CHANGING, delta=1e-5, *, bounds=None, target_bounds=None, sketch_size="auto",
                  kernel_scale=None, scaling="private", budget_shares=None, neighbouring="add_remove",
@@ -404,7 +421,7 @@ class PrivateRFRegressor(_RFRegressorBase):
         X may be a dask array or a data frame of numeric columns and y a dask array or
         series (module docstring): each pass then runs blockwise where the blocks live,
         and every release is made once, on the merged sums."""
-        self._check_privacy_params()
+        self._validate_params()
         records = self._check_xy(X, y)
         size, size_name = self._param("sketch_size"), self._param_label("sketch_size")
         auto = isinstance(size, str) and size == "auto"
@@ -417,8 +434,6 @@ class PrivateRFRegressor(_RFRegressorBase):
         N = AUTO_BOX_FREQUENCIES if auto else check_size(
             size, size_name, nbytes=fit_bytes,
             what=f"for the frequencies of d = {d} coordinates and the Gram matrix of 2 {size_name} + 1 features")
-        if self.scaling not in SCALINGS:
-            raise ValueError(f"scaling must be one of {SCALINGS}, got {self.scaling!r}")
         share = self._budget_shares()["scaling"]
         lo, hi, tb = self._box(records)
         n, d = records.shape
@@ -429,7 +444,6 @@ class PrivateRFRegressor(_RFRegressorBase):
         if private:
             from ..privacy.budget import Budget
 
-            check_delta(self.delta, positive=True)  # the Gaussian releases: refused before the charge
             budget = Budget(eps, delta, neighbouring=self.neighbouring, what="PrivateRFRegressor.fit",
                             insecure_seed=self.insecure_seed)
             budget.charge(self.accountant)  # once, before any noise
@@ -497,11 +511,7 @@ class PrivateRFRegressor(_RFRegressorBase):
                 self.selected_ = "intercept"
 
     def _features(self, d, N):
-        if not isinstance(self.model_selection, (bool, np.bool_)):
-            raise ValueError(f"model_selection must be True or False, got {self.model_selection!r}")
         length = self._length_scale(d, self.scaling == "private")
-        if self.kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
         if self.kernel == "gaussian":
             return RandomFeatures(d, N, length_scale=length, layout="unit", intercept=True,
                                   random_state=self.random_state)
@@ -576,6 +586,15 @@ class DPRFMRegressor(_RFRegressorBase):
 
     _renamed_params = {"n_frequencies": "sketch_size", "length_scale": "kernel_scale"}
     _changing_defaults = {"epsilon": (1.0, None)}
+    _parameter_constraints = {
+        **_RFRegressorBase._shared_constraints,
+        "n_max": [Interval(numbers.Integral, 1, None), None],
+        "sketch_size": [Interval(numbers.Integral, 1, None), None],
+        "eta": [Interval(numbers.Real, 0, 0.5, closed="neither")],
+        "calibration": [Options(("lemma6", "paper"))],
+        "solver": [Options(SOLVERS)],
+        "n_iter": [Interval(numbers.Integral, 1, None), None],
+    }
 
     def __init__(self, epsilon=CHANGING, delta=1e-5, *, bounds=None, target_bounds=None, n_max=None, sketch_size=None,
                  kernel_scale=None, eta=3 / 8, calibration="lemma6", solver="pinv", n_iter=None, accountant=None,
@@ -599,12 +618,6 @@ class DPRFMRegressor(_RFRegressorBase):
 
     neighbouring = "replace_or_remove"
 
-    def _check_privacy_params(self):
-        self._resolve_renamed()
-        if self._param("epsilon") is not None:
-            check_epsilon(self._param("epsilon"))
-            check_delta(self.delta, positive=True)
-
     def fit(self, X, y):
         from . import published
         from .solvers import min_norm
@@ -616,15 +629,11 @@ class DPRFMRegressor(_RFRegressorBase):
                 "feature matrix in one place and cannot be assembled from per-block sums. Use PrivateRFRegressor, "
                 "whose sufficient statistics are sums over records (fitted block by block where the blocks live, "
                 "released once, and private in the worst case), or compute X and y into memory first if they fit")
-        self._check_privacy_params()
+        self._validate_params()
         records = self._check_xy(X, y)
         X, y = records.X, records.y
         n, d = X.shape
         eta = self.eta
-        if isinstance(eta, (bool, np.bool_)) or not isinstance(eta, numbers.Real) or not 0 < eta < 0.5:
-            raise ValueError(f"eta must be in (0, 1/2), got {eta!r}")
-        if self.calibration not in ("lemma6", "paper"):
-            raise ValueError(f"calibration must be 'lemma6' or 'paper', got {self.calibration!r}")
         def default_frequencies(n_max):  # the Marchenko-Pastur rule
             return math.ceil(n_max / (1.0 - math.sqrt(1.0 - 2.0 * eta)) ** 2)
 
