@@ -85,9 +85,11 @@ class NoisyAnswerWarning(RuntimeWarning):
     """The release is too noisy for the question asked: the noise standard deviation of an
     answer is a sizeable part of its possible range (the answer is mostly noise).
 
-    Given by the answers of :class:`M2M` (and by :class:`~pysketch.m2m.MarginalSynopsis`)
-    when an answer's noise standard deviation exceeds :data:`NOISE_WARNING_RATIO` of its
-    possible range. It is a RuntimeWarning: the answer is still returned.
+    Given by the answers of :class:`M2M` when an answer's noise standard deviation
+    exceeds :data:`NOISE_WARNING_RATIO` of its possible range, and by
+    :meth:`MarginalSynopsis.fit <pysketch.m2m.MarginalSynopsis.fit>` when a cell of its
+    two-way tables holds fewer records than twice the noise's standard deviation. It is a
+    RuntimeWarning: the answers are still returned.
 
     Parameters
     ----------
