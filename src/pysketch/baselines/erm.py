@@ -62,6 +62,19 @@ class PrivateLogisticModel:
     """A linear logistic model in the original feature space: what
     :func:`objective_perturbation_logistic` returns.
 
+    Parameters
+    ----------
+    coef : array_like of shape (d,)
+        The coefficients on the original features (kept as ``coef_``, float64).
+    intercept : float
+        Kept as ``intercept_``.
+    classes : array_like of shape (2,)
+        The two classes, the positive one last (kept as ``classes_``).
+    epsilon : float, optional
+        The privacy budget the model was fitted with (kept as given).
+    lam : float, optional
+        Lambda, the L2 regularisation of the scaled problem (kept as given).
+
     Attributes
     ----------
     coef_ : (d,)
@@ -87,7 +100,22 @@ class PrivateLogisticModel:
     secure_noise_ : bool
         False when the noise came from an insecure seed.
 
-    The noise vector itself is never stored.
+    The noise vector itself is never stored; the attributes after ``n_features_in_`` are
+    set by :func:`objective_perturbation_logistic`.
+
+    Raises
+    ------
+    ValueError
+        In `decision_function`, `predict_proba` and `predict`: an X that is not a finite
+        2-D array, or whose number of columns differs from ``n_features_in_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.baselines import PrivateLogisticModel
+    >>> model = PrivateLogisticModel([2.0, -1.0], 0.5, ["no", "yes"])
+    >>> model.decision_function(np.array([[1.0, 1.0]])).tolist(), model.predict(np.array([[1.0, 1.0]])).tolist()
+    ([1.5], ['yes'])
     """
 
     def __init__(self, coef, intercept, classes, *, epsilon=None, lam=None):
@@ -263,6 +291,35 @@ def objective_perturbation_logistic(X, y, epsilon, *, lam, bounds=None, data_nor
     -------
     PrivateLogisticModel
         ``coef_``, ``intercept_``, ``decision_function``, ``predict_proba``, ``predict``.
+
+    Raises
+    ------
+    TypeError
+        For a `fit_intercept` that is not a bool, or a `max_iter` that is not an int.
+    ValueError
+        For an epsilon out of range; a `lam` or `tol` that is not a positive finite number;
+        a `max_iter` below 1; an X that is not a finite 2-D array; a y that is not 1-D with
+        n labels, or (without `classes`) does not hold exactly two classes; `classes` that
+        are not two distinct labels, or a y with other labels; none or both of `bounds` and
+        `data_norm`, `bounds` that are not a finite box of d coordinates, or a `data_norm`
+        that is not a positive finite number; an accountant whose budget would be exceeded
+        (pysketch.privacy.BudgetError).
+
+    Warns
+    -----
+    RuntimeWarning
+        When records are clipped to the box or rescaled onto the ball (with their count),
+        and when the optimiser stops before converging.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.baselines import objective_perturbation_logistic
+    >>> X = np.random.default_rng(0).uniform(-1, 1, size=(2000, 2))
+    >>> y = (X[:, 0] > X[:, 1]).astype(int)
+    >>> model = objective_perturbation_logistic(X, y, 1.0, lam=0.01, bounds=([-1, -1], [1, 1]))
+    >>> model.coef_.shape, model.predict(X[:3]).shape, model.neighbouring_  # (the noise is not seeded)
+    ((2,), (3,), 'replace')
     """
     eps = check_epsilon(epsilon)
     Lam = check_positive(lam, "lam")

@@ -59,6 +59,30 @@ class DPLloyd:
         Laplace scale of every count and sum entry.
     sensitivity_ : float
         L1 sensitivity of one iteration's (counts, sums).
+
+    Raises
+    ------
+    TypeError, ValueError
+        In `fit`: an `n_clusters` or `n_iter` that is not an int >= 1 (TypeError for a
+        non-integer; ValueError also for centres the machine's memory cannot hold), an
+        epsilon out of range, an X that is not a finite 2-D array, `bounds` that are not a
+        finite box of d coordinates, or an accountant whose budget would be exceeded
+        (pysketch.privacy.BudgetError, a ValueError).
+
+    Warns
+    -----
+    RuntimeWarning
+        When records lie outside the box (clipped; the message counts them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.uniform(0, 0.4, size=(1000, 2)), rng.uniform(0.6, 1, size=(1000, 2))])
+    >>> from pysketch.baselines import DPLloyd
+    >>> km = DPLloyd(2, 1.0, ([0, 0], [1, 1]), random_state=0).fit(X)
+    >>> km.cluster_centers_.shape, km.sensitivity_, km.predict(X[:3]).shape  # 1 + sum of half widths
+    ((2, 2), 2.0, (3,))
     """
 
     def __init__(self, n_clusters, epsilon, bounds, *, n_iter=5, random_state=None, accountant=None,
@@ -151,6 +175,30 @@ class EUGkM:
         The released grid (noisy counts and count).
     sensitivity_ : float
         L1 sensitivity of the counts (1, or 2 under 'replace').
+
+    Raises
+    ------
+    TypeError, ValueError
+        In `fit`: an `n_clusters` that is not an int >= 1, an epsilon out of range, a
+        `theta` that is not a positive finite number, a `count_share` outside (0, 1), an
+        unknown `neighbouring`, an X that is not a finite 2-D array, `bounds` that are not
+        a finite box of d coordinates, or an accountant whose budget would be exceeded
+        (pysketch.privacy.BudgetError, a ValueError).
+
+    Warns
+    -----
+    RuntimeWarning
+        When records lie outside the box (clipped; the message counts them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.uniform(0, 0.4, size=(1000, 2)), rng.uniform(0.6, 1, size=(1000, 2))])
+    >>> from pysketch.baselines import EUGkM
+    >>> km = EUGkM(2, 1.0, ([0, 0], [1, 1]), random_state=0).fit(X)
+    >>> km.cluster_centers_.shape, km.sensitivity_  # (the noise is not seeded: n_bins_ varies)
+    ((2, 2), 1.0)
     """
 
     def __init__(self, n_clusters, epsilon, bounds, *, theta=10.0, count_share=0.05, neighbouring="add_remove",

@@ -82,6 +82,31 @@ def covariance_l1_sensitivity(d, neighbouring="add_remove", data_norm=1.0):
     d (d + 1) / 2 distinct entries are drawn. It is private but about 2 sqrt 2 times
     more noise than the bound here (2d versus sqrt(d (d + 3) / 2)); the baselines here
     use the smaller value.
+
+    Parameters
+    ----------
+    d : int >= 1
+        The number of coordinates.
+    neighbouring : {'add_remove', 'replace'}, default 'add_remove'
+    data_norm : float > 0, default 1.0
+        R.
+
+    Returns
+    -------
+    float
+        (d + 1) R^2 / 2 (add/remove) or R^2 sqrt(d (d + 3) / 2) (replace).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a `d` that is not an int >= 1 (TypeError for a non-integer), an unknown
+        `neighbouring` or a `data_norm` that is not a positive finite number.
+
+    Examples
+    --------
+    >>> from pysketch.baselines import covariance_l1_sensitivity
+    >>> covariance_l1_sensitivity(5), round(covariance_l1_sensitivity(5, "replace") ** 2, 9)
+    (3.0, 20.0)
     """
     d = check_int(d, "d")
     relation = check_relation(neighbouring)
@@ -103,6 +128,31 @@ def covariance_l2_sensitivity(d, neighbouring="add_remove", data_norm=1.0):
       2 (x.y)^2 <= 2 R^4 (equality at x = R e_1, y = R e_2).
 
     ``d`` plays no part in the value; it is checked only.
+
+    Parameters
+    ----------
+    d : int >= 1
+        The number of coordinates.
+    neighbouring : {'add_remove', 'replace'}, default 'add_remove'
+    data_norm : float > 0, default 1.0
+        R.
+
+    Returns
+    -------
+    float
+        R^2 (add/remove) or sqrt(2) R^2 (replace).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a `d` that is not an int >= 1 (TypeError for a non-integer), an unknown
+        `neighbouring` or a `data_norm` that is not a positive finite number.
+
+    Examples
+    --------
+    >>> from pysketch.baselines import covariance_l2_sensitivity
+    >>> covariance_l2_sensitivity(5, data_norm=2.0), round(covariance_l2_sensitivity(5, "replace") ** 2, 9)
+    (4.0, 2.0)
     """
     check_int(d, "d")
     relation = check_relation(neighbouring)
@@ -224,6 +274,23 @@ class ExactPCA(_SecondMomentPCA):
         C.
 
     ``fit`` takes an array (n, d) or an iterable of such batches. Memory O(d^2 + batch).
+
+    Raises
+    ------
+    TypeError, ValueError
+        In `fit`: an `n_components` that is not an int in [1, d] (TypeError for a
+        non-integer), or an X that is neither an array nor an iterable of 2-D batches of
+        one width, or holds no record, NaN or infinity.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Z = np.random.default_rng(0).standard_normal((1000, 5)) * [3, 1, 0.3, 0.3, 0.3]
+    >>> Z /= 2 * np.linalg.norm(Z, axis=1).max()  # records inside the unit ball
+    >>> from pysketch.baselines import ExactPCA
+    >>> pca = ExactPCA(2).fit(Z)
+    >>> pca.components_.shape, np.abs(pca.components_[0]).round(1).tolist()  # the first axis
+    ((2, 5), [1.0, 0.0, 0.0, 0.0, 0.0])
     """
 
     def __init__(self, n_components):
@@ -333,6 +400,31 @@ class LaplaceCovariancePCA(_NoisyCovariancePCA):
     released matrix and the d (d + 1) / 2 noise draws (as Python integers while drawn).
     Time: O(n d^2) for S, d (d + 1) / 2 exact Laplace draws (about 17 microseconds each
     with OS entropy: 9 s at d = 1024), O(d^2 k) to O(d^3) for the eigenvectors.
+
+    Raises
+    ------
+    TypeError, ValueError
+        In `fit`: an `n_components` that is not an int in [1, d] (TypeError for a
+        non-integer); an epsilon out of range; a `data_norm` that is not a positive
+        finite number; an unknown `neighbouring`; a `count_share` outside (0, 1) (under
+        add/remove); an X that is neither an array nor an iterable of 2-D batches of one
+        width, or holds no record, NaN or infinity; an accountant whose budget would be
+        exceeded (pysketch.privacy.BudgetError, a ValueError).
+
+    Warns
+    -----
+    RuntimeWarning
+        When records lie outside the ball (rescaled onto it; the message counts them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Z = np.random.default_rng(0).standard_normal((1000, 5)) * [3, 1, 0.3, 0.3, 0.3]
+    >>> Z /= 2 * np.linalg.norm(Z, axis=1).max()  # records inside the unit ball
+    >>> from pysketch.baselines import LaplaceCovariancePCA
+    >>> pca = LaplaceCovariancePCA(2, 1.0).fit(Z)
+    >>> pca.components_.shape, pca.sensitivity_  # (d + 1) R^2 / 2; (the noise is not seeded)
+    ((2, 5), 3.0)
     """
 
     def _release(self, S, d, R, relation, eps_sum, delta, source):
@@ -393,6 +485,31 @@ class AnalyzeGaussPCA(_NoisyCovariancePCA):
 
     Memory O(d^2), as :class:`LaplaceCovariancePCA`. Time: d (d + 1) / 2 exact Gaussian
     draws, about 28 microseconds each with OS entropy (15 s at d = 1024).
+
+    Raises
+    ------
+    TypeError, ValueError
+        In `fit`: an `n_components` that is not an int in [1, d] (TypeError for a
+        non-integer); an epsilon out of range or a delta not in (0, 1); a `data_norm` that is not a positive
+        finite number; an unknown `neighbouring`; a `count_share` outside (0, 1) (under
+        add/remove); an X that is neither an array nor an iterable of 2-D batches of one
+        width, or holds no record, NaN or infinity; an accountant whose budget would be
+        exceeded (pysketch.privacy.BudgetError, a ValueError).
+
+    Warns
+    -----
+    RuntimeWarning
+        When records lie outside the ball (rescaled onto it; the message counts them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Z = np.random.default_rng(0).standard_normal((1000, 5)) * [3, 1, 0.3, 0.3, 0.3]
+    >>> Z /= 2 * np.linalg.norm(Z, axis=1).max()  # records inside the unit ball
+    >>> from pysketch.baselines import AnalyzeGaussPCA
+    >>> pca = AnalyzeGaussPCA(2, 1.0, 1e-5).fit(Z)
+    >>> pca.components_.shape, pca.sensitivity_  # R^2; (the noise is not seeded)
+    ((2, 5), 1.0)
     """
 
     _delta_positive = True
@@ -486,6 +603,36 @@ class WishartPCA(_NoisyCovariancePCA):
 
     Memory O(d^2): S, G (d + 1, d), W_S. Time: d (d + 1) exact Gaussian draws (about 28
     microseconds each with OS entropy: 30 s at d = 1024) and O(d^3) for G^T G.
+
+    Raises
+    ------
+    TypeError, ValueError
+        In `fit`: an `n_components` that is not an int in [1, d] (TypeError for a
+        non-integer); an epsilon out of range; a `data_norm` that is not a positive
+        finite number; an unknown `neighbouring`; a `count_share` outside (0, 1) (under
+        add/remove); an X that is neither an array nor an iterable of 2-D batches of one
+        width, or holds no record, NaN or infinity; an accountant whose budget would be
+        exceeded (pysketch.privacy.BudgetError, a ValueError).
+
+    Warns
+    -----
+    RuntimeWarning
+        When records lie outside the ball (rescaled onto it; the message counts them).
+    UserWarning
+        At every `fit`: the mechanism is not differentially private.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> Z = np.random.default_rng(0).standard_normal((1000, 5)) * [3, 1, 0.3, 0.3, 0.3]
+    >>> Z /= 2 * np.linalg.norm(Z, axis=1).max()  # records inside the unit ball
+    >>> from pysketch.baselines import WishartPCA
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     pca = WishartPCA(2, 1.0).fit(Z)
+    >>> pca.components_.shape, caught[0].category.__name__
+    ((2, 5), 'UserWarning')
     """
 
     def _release(self, S, d, R, relation, eps_sum, delta, source):

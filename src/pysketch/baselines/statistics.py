@@ -49,7 +49,25 @@ _QUERY_BLOCK_ENTRIES = 1 << 22
 
 class DirectRelease(dict):
     """What a direct-release baseline returns: a dict whose keys are also attributes
-    (``r["moments"]`` or ``r.moments``). The keys are listed in each function's docstring."""
+    (``r["moments"]`` or ``r.moments``). The keys are listed in each function's docstring.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        The entries, as for ``dict``.
+
+    Raises
+    ------
+    AttributeError
+        Reading an attribute that is neither a key nor a dict attribute.
+
+    Examples
+    --------
+    >>> from pysketch.baselines import DirectRelease
+    >>> release = DirectRelease(count=100, sensitivity=2.0)
+    >>> release.count, release["sensitivity"]
+    (100, 2.0)
+    """
 
     def __getattr__(self, key):
         try:
@@ -185,6 +203,28 @@ def laplace_moments(X, bounds, epsilon, orders=(1, 2), *, neighbouring="add_remo
         (add/remove; may be <= 0) or n (replace); ``sensitivity``; ``noise_scale`` (the
         Laplace scale of each sum); ``epsilon_sums``, ``epsilon_count`` (0 under
         replace); ``neighbouring``; ``n_clipped``; ``secure_noise``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an epsilon out of range, an unknown `neighbouring`, a `split` outside (0, 1),
+        an X that is not a finite 2-D array, `bounds` that are not a finite box of d coordinates, `orders` that are
+        not distinct ints >= 1, or an accountant whose budget would be
+        exceeded (pysketch.privacy.BudgetError, a ValueError).
+
+    Warns
+    -----
+    RuntimeWarning
+        When records lie outside the box (clipped; the message counts them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> U = np.random.default_rng(0).uniform(size=(5000, 2))
+    >>> from pysketch.baselines import laplace_moments
+    >>> release = laplace_moments(U, ([0, 0], [1, 1]), 1.0, orders=(1, 2))
+    >>> release.moments.shape, release.sensitivity  # (the noise is not seeded)
+    ((2, 2), 4.0)
     """
     eps = check_epsilon(epsilon)
     relation = check_relation(neighbouring)
@@ -302,6 +342,31 @@ def laplace_histogram(X, bounds, epsilon, *, bins=100, edges=None, neighbouring=
         ``count``; ``sensitivity``; ``noise_scale`` (the Laplace scale of each count);
         ``epsilon_counts``, ``epsilon_count``; ``neighbouring``; ``n_clipped``;
         ``secure_noise``.
+
+    Raises
+    ------
+    ValueError
+        If both `bounds` and `edges` are given.
+    TypeError, ValueError
+        For an epsilon out of range, an unknown `neighbouring`, a `split` outside (0, 1),
+        an X that is not a finite 2-D array, `bounds` that are not a finite box of d coordinates, `bins` that are not
+        ints >= 1 (one or d of them), `edges` that are not d strictly increasing arrays of
+        at least 2 finite numbers, or an accountant whose budget would be
+        exceeded (pysketch.privacy.BudgetError, a ValueError).
+
+    Warns
+    -----
+    RuntimeWarning
+        When records lie outside the box (clipped; the message counts them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> U = np.random.default_rng(0).uniform(size=(5000, 2))
+    >>> from pysketch.baselines import laplace_histogram
+    >>> release = laplace_histogram(U, ([0, 0], [1, 1]), 1.0, bins=4)
+    >>> [f.shape for f in release.fractions], release.sensitivity  # (the noise is not seeded)
+    ([(4,), (4,)], 2.0)
     """
     eps = check_epsilon(epsilon)
     relation = check_relation(neighbouring)
@@ -393,6 +458,28 @@ def laplace_covariance(X, bounds, epsilon, *, neighbouring="add_remove", split=S
         ``count``; ``sensitivity``; ``noise_scale`` (the Laplace scale of each entry of
         v); ``epsilon_sums``, ``epsilon_count``; ``neighbouring``; ``n_clipped``;
         ``secure_noise``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an epsilon out of range, an unknown `neighbouring`, a `split` outside (0, 1),
+        an X that is not a finite 2-D array, `bounds` that are not a finite box of d
+        coordinates, or an accountant whose budget would be exceeded
+        (pysketch.privacy.BudgetError, a ValueError).
+
+    Warns
+    -----
+    RuntimeWarning
+        When records lie outside the box (clipped; the message counts them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> U = np.random.default_rng(0).uniform(size=(5000, 2))
+    >>> from pysketch.baselines import laplace_covariance
+    >>> release = laplace_covariance(U, ([0, 0], [1, 1]), 1.0)
+    >>> release.covariance.shape, release.sensitivity  # 1 + (1 + 0.5) / 2; (the noise is not seeded)
+    ((2, 2), 1.75)
     """
     eps = check_epsilon(epsilon)
     relation = check_relation(neighbouring)
@@ -517,6 +604,26 @@ def laplace_counting_queries(X, lower, upper, epsilon, *, as_fraction=True, neig
         ``noise_scale``: the Laplace scale of each count, q / epsilon_Q (enlarged by the
         grid rounding, relative change below 2^-30); ``epsilon_per_query`` (epsilon_Q /
         q); ``epsilon_queries``; ``epsilon_count``; ``neighbouring``; ``secure_noise``.
+
+    Raises
+    ------
+    TypeError
+        For an `as_fraction` that is not a bool, or `lower` / `upper` that are not arrays
+        of numbers.
+    TypeError, ValueError
+        For an epsilon out of range, an unknown `neighbouring`, a `split` outside (0, 1),
+        an X that is not a finite 2-D array, `lower` and `upper` that are not of one shape (q, d) or (d,), hold NaN,
+        or have lower > upper somewhere, or an accountant whose budget would be
+        exceeded (pysketch.privacy.BudgetError, a ValueError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> U = np.random.default_rng(0).uniform(size=(5000, 2))
+    >>> from pysketch.baselines import laplace_counting_queries
+    >>> release = laplace_counting_queries(U, [0, 0], [0.5, 0.5], 1.0)  # one query: x <= (1/2, 1/2)
+    >>> release.answers.shape, release.epsilon_queries  # split = 1/2 for q = 1; (the noise is not seeded)
+    ((1,), 0.5)
     """
     eps = check_epsilon(epsilon)
     relation = check_relation(neighbouring)

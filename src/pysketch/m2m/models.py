@@ -175,6 +175,37 @@ class M2MLogisticRegression(_ImplicitM2M):
         Of the M2M weights (pysketch.m2m.M2M).
     max_iter, tol : L-BFGS limits.
     random_state : the public randomness (map, synthetic points); noise is never seeded.
+
+    Raises
+    ------
+    ValueError
+        In `fit` and `fit_sketch`: an epsilon or delta out of range; a `C` that is not a
+        positive finite number; `negative_weights` not 'keep' or 'clip'; `budget_shares`
+        with an unknown part or a share outside (0, 1) (TypeError if not a dict), or given
+        with a `split` that disagrees; `bounds` that are not a box of X's d coordinates;
+        a y that is not 1-D with one label per row of X or does not hold exactly 2
+        classes; the M2M settings refused by :class:`~pysketch.m2m.M2M` (`n_synthetic`,
+        `regularization`, `loss`, or features too large for the machine's memory, refused
+        before the release); an unknown `sketch` or bad `sketch_params` (from
+        `pysketch.features.make_box_map`); an accountant whose budget would be exceeded
+        (pysketch.privacy.BudgetError). In `decision_function`, `predict` and
+        `predict_proba`: an X whose number of columns differs from the fit's.
+    TypeError
+        `sketch_params` that is not a dict or None; in `fit_sketch`, a `domain` that is not
+        a :class:`~pysketch.m2m.Domain` or a sketch that is not a pysketch Sketch.
+    sklearn.exceptions.NotFittedError
+        Predictions before a fit (a ValueError when scikit-learn is not installed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.m2m import M2MLogisticRegression
+    >>> X = np.random.default_rng(0).uniform(size=(5000, 2))
+    >>> y = (X[:, 0] + X[:, 1] > 1).astype(int)
+    >>> clf = M2MLogisticRegression(bounds=([0, 0], [1, 1]), epsilon=1.0, sketch_params={"n_frequencies": 30},
+    ...                             n_synthetic=2000, random_state=0).fit(X, y)
+    >>> clf.coef_.shape, clf.predict_proba(X[:3]).shape, clf.privacy_.epsilon
+    ((1, 2), (3, 2), 1.0)
     """
 
     _estimator_type = "classifier"
@@ -308,9 +339,59 @@ class M2MLinearRegression(_ImplicitM2M):
     indefinite: its eigenvalues are then floored at the regularization's (a warning says
     how many), which keeps the solution bounded.
 
-    Parameters as M2MLogisticRegression, plus ``target_bounds`` (lower, upper): the public
-    range of y (required with epsilon; else read from y with a warning); ``y_bounds`` is its
-    deprecated name (FutureWarning; removed in the next version).
+    Parameters
+    ----------
+    bounds : (lower, upper) or (d, 2) array, optional
+        Public box of X (without it the box is read from X, with a RuntimeWarning: not
+        private).
+    target_bounds : (lower, upper), optional
+        The public range of y, the last coordinate of the records' domain. Without it the
+        range is read from y, with a RuntimeWarning (not private), with or without epsilon.
+    epsilon, delta, neighbouring, accountant
+        The release (pysketch.privacy.make_private). epsilon=None: no noise.
+    budget_shares : dict or None
+        ``{'count': 0.02}`` (the default, as [P] Sec. 4): the count's share of epsilon under
+        add/remove; the sum gets the rest.
+    sketch : {'real', 'race', 'hist'}, default 'real'
+        The map (`pysketch.features.make_box_map`), with `sketch_params` (dict).
+    C : float > 0, default 1.0
+        Inverse regularization strength (the weighted squared loss is multiplied by C n^).
+    negative_weights : {'keep', 'clip'}, default 'keep'
+        Keep the negative M2M weights, or drop them (rescaled to the same mass).
+    n_synthetic, regularization, loss
+        Of the M2M weights (pysketch.m2m.M2M).
+    random_state : None, int or Generator
+        The public randomness (map, synthetic points); the noise is never seeded.
+    split : float in (0, 1)
+        Deprecated: the sum's share, now ``budget_shares={'count': 1 - split}``
+        (FutureWarning; removed in the next version).
+    y_bounds : (lower, upper)
+        Deprecated name of `target_bounds` (FutureWarning; removed in the next version).
+
+    Raises
+    ------
+    ValueError
+        In `fit` and `fit_sketch`: as :class:`M2MLogisticRegression` (epsilon, delta, C,
+        negative_weights, budget_shares, bounds, the M2M settings, the map, the
+        accountant), and a y that is not finite with one value per row of X, or
+        `target_bounds` that are not a finite (lower, upper) with lower <= upper (and
+        y_bounds given with a different value). In `predict`: an X whose number of
+        columns differs from the fit's.
+    TypeError
+        As :class:`M2MLogisticRegression`.
+    sklearn.exceptions.NotFittedError
+        Predictions before a fit (a ValueError when scikit-learn is not installed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.m2m import M2MLinearRegression
+    >>> X = np.random.default_rng(0).uniform(size=(5000, 2))
+    >>> y = 2 * X[:, 0] - X[:, 1]
+    >>> reg = M2MLinearRegression(bounds=([0, 0], [1, 1]), target_bounds=(-1, 2), epsilon=1.0,
+    ...                           sketch_params={"n_frequencies": 30}, n_synthetic=2000, random_state=0).fit(X, y)
+    >>> reg.coef_.shape, reg.predict(X[:3]).shape
+    ((2,), (3,))
     """
 
     _estimator_type = "regressor"

@@ -49,7 +49,27 @@ CONSISTENCY_SWEEPS = 50
 
 def simplex_projection(v, total):
     """The Euclidean projection of v onto {t >= 0, sum t = total} (total >= 0): t = max(v -
-    tau, 0) with the tau that makes the sum right (found by sorting)."""
+    tau, 0) with the tau that makes the sum right (found by sorting; Held, Wolfe &
+    Crowder 1974).
+
+    Parameters
+    ----------
+    v : array_like of shape (m,)
+        The values to project (e.g. the noisy counts of a table, flattened).
+    total : float
+        The sum of the projection; at most 0 (or an empty `v`) gives zeros.
+
+    Returns
+    -------
+    numpy.ndarray of shape (m,)
+        The projection, float64: non-negative, summing to `total` up to rounding.
+
+    Examples
+    --------
+    >>> from pysketch.m2m.raking import simplex_projection
+    >>> simplex_projection([1.0, 0.5, 0.0], 1.0).tolist()
+    [0.75, 0.25, 0.0]
+    """
     v = np.asarray(v, dtype=np.float64)
     if total <= 0 or v.size == 0:
         return np.zeros_like(v)
@@ -65,8 +85,30 @@ def pool(estimates, variances):
     """Inverse-variance pooling of independent unbiased estimates of one number (of n: the
     noisy counts and the totals of every table of several releases): sum_i e_i / v_i /
     sum_i 1 / v_i, of variance 1 / sum_i 1 / v_i (the least of any unbiased linear
-    combination, Gauss-Markov); the first noiseless estimate when there is one. Returns
-    (the estimate, its variance)."""
+    combination, Gauss-Markov); the first noiseless estimate when there is one.
+
+    Parameters
+    ----------
+    estimates : array_like of float
+        The independent unbiased estimates.
+    variances : array_like of float
+        Their variances, in the same order; a variance <= 0 marks a noiseless estimate.
+
+    Returns
+    -------
+    estimate : float
+        The pooled estimate.
+    variance : float
+        Its variance (0 when an estimate is noiseless).
+
+    Examples
+    --------
+    >>> from pysketch.m2m.raking import pool
+    >>> pool([100.0, 104.0], [4.0, 4.0])
+    (102.0, 2.0)
+    >>> pool([100.0, 104.0], [0.0, 4.0])  # a noiseless estimate wins
+    (100.0, 0.0)
+    """
     estimates = np.asarray(estimates, dtype=np.float64)
     variances = np.asarray(variances, dtype=np.float64)
     exact = variances <= 0
@@ -80,7 +122,39 @@ def consistent_tables(pairs, tables, n, *, noisy=True):
     """The noisy counts of two-way tables (a list of (n_i, n_j) arrays for the (i, j) of
     `pairs`) as fractions: each projected onto the non-negative tables summing to 1 (when
     `noisy`; n is the pooled count), then all raked to consensus one-way margins (module
-    docstring, step 1). Returns a new list."""
+    docstring, step 1).
+
+    Parameters
+    ----------
+    pairs : sequence of (int, int)
+        The attributes (i, j) of each table: rows are i's bins, columns j's.
+    tables : list of arrays
+        The (noisy) counts of each table, of shape (bins of i, bins of j).
+    n : float
+        The pooled count: the total each noisy table is projected onto before it is
+        divided by its sum.
+    noisy : bool, default True
+        Whether the tables carry noise: True projects each onto the non-negative tables
+        summing to n; False only sets negative counts to 0 (a clean release).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        A new list of the tables as fractions (non-negative, each summing to 1; a table
+        with no mass left becomes uniform), in the order of `pairs`, whose one-way margins
+        agree on every shared attribute (to about 1e-9 in total variation, after at most
+        CONSISTENCY_SWEEPS sweeps).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.m2m.raking import consistent_tables
+    >>> t01 = np.array([[30.0, 12.0], [-2.0, 60.0]])  # noisy counts of attributes (0, 1)
+    >>> t12 = np.array([[25.0, 5.0], [40.0, 33.0]])   # and of (1, 2)
+    >>> a, b = consistent_tables([(0, 1), (1, 2)], [t01, t12], n=100.0)
+    >>> bool(np.allclose(a.sum(axis=0), b.sum(axis=1))), round(float(a.sum()), 9)
+    (True, 1.0)
+    """
     out = []
     for counts in tables:
         flat = np.asarray(counts, dtype=np.float64).reshape(-1)
@@ -144,7 +218,42 @@ def tree_sample(d, pairs, tables, bin_sampler, n, rng):
     """n synthetic records (n, d) from a tree of the two-way tables (module docstring, step
     2): their bins, then their values, `bin_sampler(j, bins, rng)` giving the values of
     attribute j for records in the given bins of it (bins=None for an attribute in no
-    table: it then draws from the attribute's own margin)."""
+    table: it then draws from the attribute's own margin).
+
+    Parameters
+    ----------
+    d : int
+        The number of attributes.
+    pairs : sequence of (int, int)
+        The attributes (i, j) of each table.
+    tables : list of arrays
+        The tables as joint fractions (each summing to 1), table p of shape (bins of i,
+        bins of j) for the pair (i, j) of `pairs`.
+    bin_sampler : callable
+        ``bin_sampler(j, bins, rng)`` returns the n values of attribute j, given its bin
+        for each record (an int array of n entries), or ``bins=None`` for an attribute in
+        no table.
+    n : int
+        The number of records.
+    rng : numpy.random.Generator
+        The (public) randomness of the bins, passed on to `bin_sampler`.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n, d)
+        The synthetic records.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.m2m.raking import tree_sample
+    >>> table = np.array([[0.5, 0.0], [0.0, 0.5]])  # attribute 1 in the bin of attribute 0
+    >>> def uniform_in_bin(j, bins, rng):  # bin b holds the values [b, b + 1)
+    ...     return bins + rng.random(bins.size)
+    >>> X = tree_sample(2, [(0, 1)], [table], uniform_in_bin, 1000, np.random.default_rng(0))
+    >>> X.shape, bool((np.floor(X[:, 0]) == np.floor(X[:, 1])).all())
+    ((1000, 2), True)
+    """
     bins = np.full((n, d), -1, dtype=np.int64)
     edges = _spanning_tree(d, pairs, [_mutual_information(t) for t in tables])
     neighbours = {}
@@ -202,9 +311,42 @@ def rake(cells, sizes, targets, *, max_sweeps=MAX_SWEEPS, tol=1e-10):
     p (0 <= cells[:, p] < sizes[p]); targets: a list of P arrays of fractions. Cells with a
     target but no synthetic record cannot be matched: their mass is spread over the
     table's other cells; a table whose target has no mass left where the weights are is
-    left unmatched (its distance is in the gap returned). Stops when no table's total
-    variation distance to its target moves by more than `tol` in a sweep, or after
-    max_sweeps. Returns (weights, sweeps, the largest total variation distance left)."""
+    left unmatched (its distance is in the gap returned). Stops when the largest total
+    variation distance of a table to its target moves by at most `tol` from one sweep to
+    the next or is at most `tol`, or after max_sweeps.
+
+    Parameters
+    ----------
+    cells : int array of shape (n_s, P)
+        The cell of each synthetic record in each of the P tables (flattened index).
+    sizes : sequence of P ints
+        The number of cells of each table.
+    targets : list of P arrays
+        The target fractions of each table's cells (flattened, ``sizes[p]`` entries).
+    max_sweeps : int, default MAX_SWEEPS (100)
+        The most sweeps; each fits every table once, in order.
+    tol : float, default 1e-10
+        The stopping tolerance on the largest total variation distance.
+
+    Returns
+    -------
+    weights : numpy.ndarray of shape (n_s,)
+        Non-negative, summing to 1.
+    sweeps : int
+        The sweeps done.
+    gap : float
+        The largest total variation distance of a table's weighted totals to its target,
+        each measured in the last sweep just before that table was fitted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.m2m.raking import rake
+    >>> cells = np.array([[0], [0], [1], [1]])  # 4 records, one table of 2 cells
+    >>> weights, sweeps, gap = rake(cells, [2], [np.array([0.25, 0.75])])
+    >>> weights.tolist(), gap
+    ([0.125, 0.125, 0.375, 0.375], 0.0)
+    """
     n_s, P = cells.shape
     w = np.full(n_s, 1.0 / n_s)
     reach = []

@@ -92,7 +92,32 @@ def marginal_bins(n, epsilon, n_pairs, mechanism_std=math.sqrt(2.0)):
     pairs: b with n / b^2 = CELL_SIGNAL_TO_NOISE x the noise's standard deviation per cell
     (sqrt 2 P / epsilon for Laplace), in [MIN_BINS, MAX_BINS]. Finer bins cut the error of
     taking attributes as independent within a cell (about 1/b of the queries' mass sits in
-    cells cut by a query's edge) and add noise (a query sums about b^2 / 4 cells)."""
+    cells cut by a query's edge) and add noise (a query sums about b^2 / 4 cells).
+
+    Parameters
+    ----------
+    n : float
+        The (estimated) number of records.
+    epsilon : float
+        The epsilon of the two-way tables' release, per unit of L1 sensitivity of one
+        table (MarginalSynopsis passes the tables' epsilon divided by 2 under 'replace').
+    n_pairs : int
+        P, the number of tables (taken as at least 1).
+    mechanism_std : float, default sqrt(2)
+        The noise's standard deviation at sensitivity 1 and epsilon 1 (Laplace: sqrt 2).
+
+    Returns
+    -------
+    int
+        b = floor(sqrt(n / (CELL_SIGNAL_TO_NOISE mechanism_std P / epsilon))), within
+        [MIN_BINS, MAX_BINS] = [2, 64]; MIN_BINS when n or epsilon is not positive.
+
+    Examples
+    --------
+    >>> from pysketch.m2m.synopsis import marginal_bins
+    >>> marginal_bins(100_000, 1.0, n_pairs=3), marginal_bins(1_000, 1.0, n_pairs=3)
+    (62, 6)
+    """
     if not (n > 0 and epsilon > 0):
         return MIN_BINS
     sd = mechanism_std * max(n_pairs, 1) / epsilon
@@ -169,6 +194,34 @@ class MarginalSynopsis(BaseEstimator):
         'pilot' and 'tables'.
     n_bins_ : int
         The bins of the two-way tables.
+
+    Raises
+    ------
+    ValueError
+        In `fit`: for an epsilon or delta out of range; `bounds` missing or not a box of
+        the records' d coordinates; `n_bins` or `fine_bins` neither 'auto' nor an int >= 1
+        whose tables the machine's memory can hold (TypeError for a non-integer that is
+        not a string), the same for `n_synthetic`; an `n_lower` that is not a finite number
+        >= 1; `integer` naming an index outside [-d, d) or an attribute whose bounds hold
+        no integer; `budget_shares` naming an unknown part or a share outside (0, 1)
+        (TypeError if it is not a dict); `pilot_share` and `budget_shares` given with
+        different shares; an X that is not a 2-D array of at least one finite record; an
+        accountant whose budget would be exceeded (pysketch.privacy.BudgetError, a
+        ValueError). In the answers: a synopsis not fitted yet, query boxes that are not of
+        shape (q, d) or (d,) or hold NaN, a column that is not an attribute index, NaN
+        thresholds, edges that are not at least 2 increasing numbers, or an `f` whose
+        values do not have n_s rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.m2m import MarginalSynopsis
+    >>> X = np.random.default_rng(0).uniform(size=(20000, 3))
+    >>> synopsis = MarginalSynopsis(bounds=([0, 0, 0], [1, 1, 1]), epsilon=1.0, n_synthetic=5000,
+    ...                             random_state=0).fit(X)
+    >>> share = synopsis.counting_queries([0, 0, 0], [0.5, 0.5, 1])  # x0, x1 <= 0.5: 1/4
+    >>> bool(abs(share - 0.25) < 0.05), synopsis.privacy_.epsilon  # (the noise is not seeded)
+    (True, 1.0)
     """
 
     _budget_parts = {"pilot": 0.3}

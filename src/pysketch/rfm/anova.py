@@ -43,7 +43,40 @@ __all__ = ["AnovaFeatures", "anova_frequencies"]
 def anova_frequencies(d, n_frequencies, additive_length, length_scale, additive_share, random_state=None):
     """Omega (d, N): the first round(additive_share N) columns axis-aligned (column k on
     coordinate order[k mod d], order a random permutation; magnitudes stratified, module
-    docstring), the rest N(0, I / length_scale^2)."""
+    docstring), the rest N(0, I / length_scale^2).
+
+    The arguments are not checked here (:class:`AnovaFeatures` checks them).
+
+    Parameters
+    ----------
+    d : int
+        The number of coordinates.
+    n_frequencies : int
+        N, the number of frequencies (columns of Omega).
+    additive_length : float > 0
+        l_1, the length scale of each one-coordinate kernel: the axis-aligned magnitudes
+        are N(0, 1 / l_1^2) in law.
+    length_scale : float > 0
+        l, the length scale of the full kernel.
+    additive_share : float in [0, 1]
+        w: round(w N) frequencies are axis-aligned.
+    random_state : None, int or numpy.random.Generator
+        The public seed; drawn in this order: the coordinates' order, the shifts of the
+        stratified magnitudes, the signs, then the full-kernel frequencies.
+
+    Returns
+    -------
+    numpy.ndarray of shape (d, N)
+        Omega, one frequency per column.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm.anova import anova_frequencies
+    >>> omega = anova_frequencies(3, 10, 0.5, 2.0, 0.6, random_state=0)
+    >>> omega.shape, np.count_nonzero(omega[:, :6], axis=0).tolist()  # 6 axis-aligned columns
+    ((3, 10), [1, 1, 1, 1, 1, 1])
+    """
     rng = as_generator(random_state)
     n_add = int(round(additive_share * n_frequencies))
     omega = np.zeros((d, n_frequencies))
@@ -81,6 +114,24 @@ class AnovaFeatures(RandomFeatures):
         w, the share of the frequencies that are axis-aligned.
     random_state : None, int or Generator
         The public seed of Omega.
+
+    Raises
+    ------
+    ValueError
+        For a `d` or `n_frequencies` that is not an int >= 1 whose frequencies the
+        machine's memory can hold (TypeError for a non-integer); a `length_scale` or
+        `additive_length` that is not a positive finite number; an `additive_share`
+        outside [0, 1] (a bool, or a number that is not a Python int or float or a numpy
+        float, is refused too). In `transform`, `iter_features` and `predict`, as
+        :class:`~pysketch.rfm.RandomFeatures`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm import AnovaFeatures
+    >>> features = AnovaFeatures(4, 32, length_scale=2.0, additive_length=0.5, random_state=0)
+    >>> features.n_additive, features.transform(np.zeros((2, 4))).shape  # p = 2 N + 1
+    (16, (2, 65))
     """
 
     def __init__(self, d, n_frequencies, *, length_scale, additive_length, additive_share=0.5, random_state=None):

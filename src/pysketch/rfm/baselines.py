@@ -86,6 +86,52 @@ def gamma_output_perturbation(coef, epsilon, *, n_frequencies, eta=3 / 8, calibr
     given, as the authors' code: not DP (PrivacyLeakWarning).
 
     ``noise_covariance``: (p + 1)(Delta/epsilon)^2 (times I), since E z z^T = E[R^2]/p I.
+
+    Parameters
+    ----------
+    coef : array_like of shape (p,)
+        The min-norm coefficients (finite).
+    epsilon : float > 0
+    n_frequencies : int >= 1
+        N.
+    eta : float in (0, 1/2), default 3/8
+    calibration : {'lemma6', 'paper'}, default 'lemma6'
+    layout : one of SENSITIVITY_LAYOUTS, default 'cos'
+    label_norm : float > 0, default 1.0
+    accountant : BudgetAccountant, optional
+        Charged (epsilon, 0) before the noise is drawn ('lemma6' only: 'paper' charges
+        nothing).
+    insecure_seed : None or int
+        Reproducible, insecure noise (tests only).
+
+    Returns
+    -------
+    noisy_coef : ndarray of shape (p,)
+    record : dict
+        epsilon, delta (0), neighbouring, sensitivity, mechanism, calibration, guarantee
+        ('conditional' or 'none'), layout, radius_law, noise_covariance, second_moment,
+        conditions, exact_noise, secure_noise.
+
+    Raises
+    ------
+    ValueError
+        For a `coef` that is not a non-empty finite 1-D array; an epsilon out of range; an
+        `n_frequencies` below 1 (TypeError if not an int); an `eta`, `layout` or
+        `label_norm` out of range; an unknown `calibration`; an accountant whose budget
+        would be exceeded (pysketch.privacy.BudgetError).
+
+    Warns
+    -----
+    pysketch.privacy.PrivacyLeakWarning
+        With ``calibration='paper'``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm.baselines import gamma_output_perturbation
+    >>> noisy, record = gamma_output_perturbation(np.zeros(20), 1.0, n_frequencies=20)
+    >>> noisy.shape, record["guarantee"], record["noise_covariance"]  # 21 (4 / 1)^2
+    ((20,), 'conditional', 336.0)
     """
     coef = _coef(coef)
     eps = check_epsilon(epsilon)
@@ -161,6 +207,55 @@ def objective_perturbation(F, y, epsilon, *, lam=1e-5, c=2.0, insecure_seed=None
     Delta) I and E b b^T = (p + 1)(2/epsilon')^2 I, so Cov = (p + 1)(2/epsilon')^2 M^-2 / m^2
     (a LowRankCovariance: scalar on the complement of F's row space). The mean is the
     regularised solution theta_reg, not the min-norm one.
+
+    Parameters
+    ----------
+    F : array_like of shape (m, p)
+        The feature matrix (finite).
+    y : array_like of shape (m,)
+        The labels (finite).
+    epsilon : float > 0
+    lam : float > 0, default 1e-5
+        The code's ridge lam.
+    c : float > 0, default 2.0
+        The bound on the loss's second derivative (2 for the squared loss).
+    insecure_seed : None or int
+        Reproducible, insecure noise (tests only).
+
+    Returns
+    -------
+    theta : ndarray of shape (p,)
+    record : dict
+        epsilon, delta (0), neighbouring, epsilon_prime, extra_regularisation, lam, c,
+        mechanism, sensitivity, guarantee ('none'), conditions, noise_covariance (a
+        LowRankCovariance), exact_noise, secure_noise.
+
+    Raises
+    ------
+    ValueError
+        For an F that is not a finite 2-D array with a row and a column, a y that is not a
+        finite 1-D array of m labels, an epsilon out of range, or a `lam` or `c` that is
+        not a positive finite number.
+
+    Warns
+    -----
+    pysketch.privacy.PrivacyLeakWarning
+        Always: the release is not differentially private in general.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from pysketch.rfm.baselines import objective_perturbation
+    >>> rng = np.random.default_rng(0)
+    >>> F = rng.standard_normal((100, 20))
+    >>> F /= 2 * np.linalg.norm(F, axis=1, keepdims=True)  # feature rows of norm 1/2
+    >>> y = np.clip(F @ rng.standard_normal(20), -1, 1)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     theta, record = objective_perturbation(F, y, 1.0)
+    >>> theta.shape, record["guarantee"], caught[0].category.__name__
+    ((20,), 'none', 'PrivacyLeakWarning')
     """
     F, y = _design(F, y)
     eps = check_epsilon(epsilon)
@@ -250,7 +345,47 @@ def ridge_ball_solve(F, y, *, kappa, radius, linear=None):
     kappa I (positive definite) and g = 2 F^T y / m - linear / m. From the eigen-decomposition of
     the smaller Gram: theta(mu) = (A + mu I)^-1 g; mu = 0 if ||theta(0)|| <= radius, otherwise the
     unique mu > 0 with ||theta(mu)|| = radius (secular equation, Newton on 1/||theta(mu)||,
-    safeguarded by bisection). Returns (theta, mu)."""
+    safeguarded by bisection).
+
+    Parameters
+    ----------
+    F : array_like of shape (m, p)
+        The feature matrix (finite).
+    y : array_like of shape (m,)
+        The labels (finite).
+    kappa : float > 0
+        The ridge (kappa/2) ||theta||^2.
+    radius : float > 0
+        The ball's radius.
+    linear : array_like of shape (p,), optional
+        The linear term (objective perturbation's noise b); default none.
+
+    Returns
+    -------
+    theta : ndarray of shape (p,)
+        The minimiser, ||theta|| <= radius.
+    mu : float
+        The multiplier: 0 inside the ball, > 0 on its boundary.
+
+    Raises
+    ------
+    ValueError
+        For an F or y that is not finite of the right shape, a `kappa` or `radius` that is
+        not a positive finite number, or a `linear` that is not a finite vector of length
+        p.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm.baselines import ridge_ball_solve
+    >>> rng = np.random.default_rng(0)
+    >>> F = rng.standard_normal((100, 20))
+    >>> F /= 2 * np.linalg.norm(F, axis=1, keepdims=True)  # feature rows of norm 1/2
+    >>> y = np.clip(F @ rng.standard_normal(20), -1, 1)
+    >>> theta, mu = ridge_ball_solve(F, y, kappa=0.1, radius=0.5)
+    >>> round(float(np.linalg.norm(theta)), 6), bool(mu > 0)  # on the boundary
+    (0.5, True)
+    """
     F, y = _design(F, y)
     kappa = check_positive(kappa, "kappa")
     radius = check_positive(radius, "radius")
@@ -316,7 +451,60 @@ def objective_perturbation_ball(F, y, epsilon, *, lam, radius=None, feature_boun
     multiplier mu depends on b), so there is no closed form; inside the ball it would be the
     unconstrained one of :func:`objective_perturbation`.
 
-    Returns (theta, record).
+    Parameters
+    ----------
+    F : array_like of shape (m, p)
+        The feature matrix (finite).
+    y : array_like of shape (m,)
+        The labels (finite).
+    epsilon : float > 0
+    lam : float > 0
+        The ridge lam ||theta||^2.
+    radius : float > 0, optional
+        R, public; default label_bound / sqrt(lam).
+    feature_bound : float > 0, default 1.0
+        B_phi: feature rows of larger norm are rescaled onto that sphere.
+    label_bound : float > 0, default 1.0
+        B_y: labels of larger modulus are clipped.
+    accountant : BudgetAccountant, optional
+        Charged (epsilon, 0) before the noise is drawn.
+    insecure_seed : None or int
+        Reproducible, insecure noise (tests only).
+
+    Returns
+    -------
+    theta : ndarray of shape (p,)
+        ||theta|| <= R.
+    record : dict
+        epsilon, delta (0), neighbouring, epsilon_prime, extra_regularisation, lam, c,
+        lipschitz, sensitivity, radius, feature_bound, label_bound, on_boundary,
+        mechanism, guarantee ('worst-case'), conditions, noise_covariance (None),
+        noise_covariance_note, n_rescaled, n_clipped, exact_noise, secure_noise.
+
+    Raises
+    ------
+    ValueError
+        For an F or y that is not finite of the right shape, an epsilon out of range, a
+        `lam`, `radius`, `feature_bound` or `label_bound` that is not a positive finite
+        number, or an accountant whose budget would be exceeded
+        (pysketch.privacy.BudgetError).
+
+    Warns
+    -----
+    RuntimeWarning
+        When feature rows are rescaled or labels clipped (with their counts).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm.baselines import objective_perturbation_ball
+    >>> rng = np.random.default_rng(0)
+    >>> F = rng.standard_normal((100, 20))
+    >>> F /= 2 * np.linalg.norm(F, axis=1, keepdims=True)  # feature rows of norm 1/2
+    >>> y = np.clip(F @ rng.standard_normal(20), -1, 1)
+    >>> theta, record = objective_perturbation_ball(F, y, 1.0, lam=0.1)
+    >>> record["guarantee"], bool(np.linalg.norm(theta) <= record["radius"])  # (the noise is not seeded)
+    ('worst-case', True)
     """
     F, y = _design(F, y)
     eps = check_epsilon(epsilon)
@@ -379,7 +567,37 @@ def dp_sgd_sigma(m, epsilon, delta, *, n_iter=None, step=None):
     Delta = 4 e eta^2 (1 + sqrt(eta T))^2 T (1 + C_T) (1 + T (1 + C_T) / m) / m,
     sigma = sqrt(2 log(2.5/delta)) Delta / epsilon (0.751 at m = T = 1000, eps = 1,
     delta = 1e-5). The sensitivity is the code's and has not been checked against Wang &
-    Guo 2024."""
+    Guo 2024.
+
+    Parameters
+    ----------
+    m : int >= 1
+        The number of records.
+    epsilon : float > 0
+    delta : float in (0, 1)
+    n_iter : int >= 1, optional
+        T; default m.
+    step : float > 0, optional
+        eta; default 1/m.
+
+    Returns
+    -------
+    sigma : float
+    sensitivity : float
+        Delta.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an argument out of its range (TypeError for a non-integer `m` or `n_iter`).
+
+    Examples
+    --------
+    >>> from pysketch.rfm.baselines import dp_sgd_sigma
+    >>> sigma, sensitivity = dp_sgd_sigma(1000, 1.0, 1e-5)
+    >>> round(sigma, 3)
+    0.751
+    """
     m = check_int(m, "m")
     eps = check_epsilon(epsilon)
     delta = check_delta(delta, positive=True)
@@ -394,7 +612,33 @@ def dp_sgd_sigma(m, epsilon, delta, *, n_iter=None, step=None):
 def expected_test_mse_dp_sgd(mse_nonprivate, mean_sq_feature_norm, m, epsilon, delta, *, n_iter=None, step=None):
     """E[test MSE] of the DP-SGD baseline (:func:`dp_sgd`) around its
     own non-private SGD iterate: isotropic noise of the code's sigma (about
-    0.564/eps^2 at m = T = 1000, step 1/m, delta = 1e-5)."""
+    0.564/eps^2 at m = T = 1000, step 1/m, delta = 1e-5).
+
+    Parameters
+    ----------
+    mse_nonprivate : float
+        The test MSE of the non-private SGD iterate.
+    mean_sq_feature_norm : float
+        mean_x ||phi(x)||^2 over the test records.
+    m, epsilon, delta, n_iter, step
+        As in :func:`dp_sgd_sigma`.
+
+    Returns
+    -------
+    float
+        mse_nonprivate + sigma^2 mean_sq_feature_norm.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`dp_sgd_sigma`.
+
+    Examples
+    --------
+    >>> from pysketch.rfm.baselines import expected_test_mse_dp_sgd
+    >>> round(expected_test_mse_dp_sgd(0.0, 1.0, 1000, 1.0, 1e-5), 3)
+    0.564
+    """
     sigma, _ = dp_sgd_sigma(m, epsilon, delta, n_iter=n_iter, step=step)
     return expected_test_mse(mse_nonprivate, mean_sq_feature_norm, sigma)
 
@@ -415,6 +659,58 @@ def dp_sgd(F, y, epsilon, delta, *, n_iter=None, step=None, random_state=None, i
     is made here; the classical formula is used at any epsilon.
 
     ``noise_covariance``: sigma^2 (times I).
+
+    Parameters
+    ----------
+    F : array_like of shape (m, p)
+        The feature matrix (finite).
+    y : array_like of shape (m,)
+        The labels (finite).
+    epsilon : float > 0
+    delta : float in (0, 1)
+    n_iter : int >= 1, optional
+        T; default m.
+    step : float > 0, optional
+        Default 1/m.
+    random_state : None, int or numpy.random.Generator
+        The record sampling of the SGD.
+    insecure_seed : None or int
+        Reproducible, insecure noise (tests only).
+
+    Returns
+    -------
+    noisy_coef : ndarray of shape (p,)
+    record : dict
+        epsilon, delta, neighbouring, sensitivity, sigma, noise_covariance, n_iter, step,
+        mechanism, guarantee ('unverified'), secure_noise.
+
+    Raises
+    ------
+    ValueError
+        For an F or y that is not finite of the right shape, or an argument out of its
+        range (TypeError for a non-integer `n_iter`).
+    FloatingPointError
+        If the SGD iterates overflow (a step too large).
+
+    Warns
+    -----
+    pysketch.privacy.PrivacyLeakWarning
+        Always: no verified DP claim is made.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from pysketch.rfm.baselines import dp_sgd
+    >>> rng = np.random.default_rng(0)
+    >>> F = rng.standard_normal((100, 20))
+    >>> F /= 2 * np.linalg.norm(F, axis=1, keepdims=True)  # feature rows of norm 1/2
+    >>> y = np.clip(F @ rng.standard_normal(20), -1, 1)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     noisy, record = dp_sgd(F, y, 1.0, 1e-5, random_state=0)
+    >>> noisy.shape, record["guarantee"], caught[0].category.__name__
+    ((20,), 'unverified', 'PrivacyLeakWarning')
     """
     from .solvers import sgd
     F, y = _design(F, y)
@@ -443,7 +739,40 @@ def dp_sgd(F, y, epsilon, delta, *, n_iter=None, step=None, random_state=None, i
 
 def ridge_fit(F, y, lam):
     """argmin (1/m) ||F theta - y||^2 + lam ||theta||^2 = (F^T F + m lam I)^-1 F^T y, solved in
-    the smaller of the (m, m) and (p, p) systems."""
+    the smaller of the (m, m) and (p, p) systems.
+
+    Parameters
+    ----------
+    F : array_like of shape (m, p)
+        The feature matrix (finite).
+    y : array_like of shape (m,)
+        The labels (finite).
+    lam : float > 0
+        The ridge.
+
+    Returns
+    -------
+    numpy.ndarray of shape (p,)
+        theta.
+
+    Raises
+    ------
+    ValueError
+        For an F or y that is not finite of the right shape, or a `lam` that is not a
+        positive finite number.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm.baselines import ridge_fit
+    >>> rng = np.random.default_rng(0)
+    >>> F = rng.standard_normal((100, 20))
+    >>> F /= 2 * np.linalg.norm(F, axis=1, keepdims=True)  # feature rows of norm 1/2
+    >>> y = np.clip(F @ rng.standard_normal(20), -1, 1)
+    >>> theta = ridge_fit(F, y, 0.1)
+    >>> bool(np.allclose(theta, np.linalg.solve(F.T @ F + 100 * 0.1 * np.eye(20), F.T @ y)))
+    True
+    """
     F, y = _design(F, y)
     lam = check_positive(lam, "lam")
     m, p = F.shape
@@ -470,6 +799,33 @@ def ridge_sensitivity(m, lam, feature_bound, label_bound):
        and grad J(theta'*) = -grad g(theta'*), so 2 lam ||theta* - theta'*||^2 <=
        (grad J(theta*) - grad J(theta'*))^T (theta* - theta'*) = grad g(theta'*)^T (theta* -
        theta'*), hence ||theta* - theta'*|| <= ||grad g(theta'*)|| / (2 lam) <= 2 L / (m 2 lam).
+
+    Parameters
+    ----------
+    m : int >= 1
+        The number of records (public).
+    lam : float > 0
+        The ridge.
+    feature_bound : float > 0
+        B_phi.
+    label_bound : float > 0
+        B_y.
+
+    Returns
+    -------
+    float
+        Delta.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an argument out of its range (TypeError for a non-integer `m`).
+
+    Examples
+    --------
+    >>> from pysketch.rfm.baselines import ridge_sensitivity
+    >>> round(ridge_sensitivity(100, 0.1, 1.0, 1.0), 3)  # 2 (1 / sqrt(0.1) + 1) / 10
+    0.832
     """
     m = check_int(m, "m")
     lam = check_positive(lam, "lam")
@@ -498,6 +854,64 @@ def private_ridge(F, y, epsilon, delta, *, lam, feature_bound, label_bound, cali
     not DP (PrivacyLeakWarning).
 
     ``noise_covariance``: sigma^2 (times I).
+
+    Parameters
+    ----------
+    F : array_like of shape (m, p)
+        The feature matrix (finite).
+    y : array_like of shape (m,)
+        The labels (finite).
+    epsilon : float > 0
+    delta : float in (0, 1)
+    lam : float > 0
+        The ridge lam ||theta||^2.
+    feature_bound : float > 0
+        B_phi: feature rows of larger norm are rescaled onto that sphere.
+    label_bound : float > 0
+        B_y: labels of larger modulus are clipped.
+    calibration : {'strong_convexity', 'paper'}, default 'strong_convexity'
+    mechanism : {'analytic', 'classical'}, default 'analytic'
+        'strong_convexity' only.
+    accountant : BudgetAccountant, optional
+        Charged (epsilon, delta) before the noise is drawn ('strong_convexity' only).
+    insecure_seed : None or int
+        Reproducible, insecure noise (tests only).
+
+    Returns
+    -------
+    noisy_coef : ndarray of shape (p,)
+    record : dict
+        epsilon, delta, neighbouring, sensitivity, sigma, noise_covariance, mechanism,
+        calibration, guarantee ('worst-case' or 'none'), lam, feature_bound, label_bound,
+        n_rescaled, n_clipped, secure_noise.
+
+    Raises
+    ------
+    ValueError
+        For an F or y that is not finite of the right shape; an epsilon out of range; a
+        delta not in (0, 1); a `lam`, `feature_bound` or `label_bound` that is not a
+        positive finite number; an unknown `calibration` or `mechanism`, or 'classical' at
+        epsilon >= 1; an accountant whose budget would be exceeded
+        (pysketch.privacy.BudgetError).
+
+    Warns
+    -----
+    RuntimeWarning
+        When feature rows are rescaled or labels clipped (with their counts).
+    pysketch.privacy.PrivacyLeakWarning
+        With ``calibration='paper'``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm.baselines import private_ridge
+    >>> rng = np.random.default_rng(0)
+    >>> F = rng.standard_normal((100, 20))
+    >>> F /= 2 * np.linalg.norm(F, axis=1, keepdims=True)  # feature rows of norm 1/2
+    >>> y = np.clip(F @ rng.standard_normal(20), -1, 1)
+    >>> noisy, record = private_ridge(F, y, 1.0, 1e-5, lam=0.1, feature_bound=1.0, label_bound=1.0)
+    >>> noisy.shape, record["guarantee"]  # (the noise is not seeded)
+    ((20,), 'worst-case')
     """
     F, y = _design(F, y)
     eps = check_epsilon(epsilon)

@@ -70,8 +70,39 @@ AUTO_RIDGE_TO_DIAGONAL = 1.0 / 4.0
 
 def auto_frequencies(count, epsilon, delta, shares=DEFAULT_SHARES):
     """N for sketch_size='auto' (PrivateRFRegressor): the p = 2 N + 1 at which
-    2 sqrt(p) sigma_G = count / (8 p), sigma_G the noise on the Gram matrix's entries of a
-    release at (epsilon, delta) (:func:`pysketch.rfm.ssp.release_statistics`)."""
+    2 sqrt(p) sigma_G = AUTO_RIDGE_TO_DIAGONAL count / p = count / (4 p), sigma_G the noise
+    on the Gram matrix's entries of a release at (epsilon, delta) under add/remove
+    neighbours (:func:`pysketch.rfm.ssp.release_statistics`), i.e.
+    p = (count / (8 sigma_G))^(2/3), N = (p - 1) / 2 within [AUTO_MIN_FREQUENCIES,
+    AUTO_MAX_FREQUENCIES] = [4, 512].
+
+    Parameters
+    ----------
+    count : float
+        The (released) number of records; taken as at least 1.
+    epsilon : float > 0
+        The epsilon of the statistics' release.
+    delta : float in (0, 1)
+        Its delta.
+    shares : three positive numbers, default DEFAULT_SHARES
+        The shares of (G, b, lambda_min); only G's share matters here.
+
+    Returns
+    -------
+    int
+        N.
+
+    Raises
+    ------
+    ValueError
+        For an epsilon or delta the analytic Gaussian mechanism cannot calibrate.
+
+    Examples
+    --------
+    >>> from pysketch.rfm.estimators import auto_frequencies
+    >>> auto_frequencies(10_000, 1.0, 1e-5), auto_frequencies(10**8, 1.0, 1e-5)
+    (23, 512)
+    """
     from ..privacy.mechanisms import analytic_gaussian_sigma
 
     share = float(np.asarray(shares, dtype=np.float64)[0] / np.sum(shares))
@@ -368,9 +399,54 @@ class PrivateRFRegressor(_RFRegressorBase):
         intercept-only model's, over B^2 (B the label radius); negative keeps the ridge.
     ridge_ : float
         The ridge used (in units of the summed Gram matrix).
-    privacy_ : dict
-        epsilon, delta, neighbouring, mechanism, sensitivities, guarantee.
+    privacy_ : PrivacyRecord or dict
+        A private fit: the PrivacyRecord of the budget (epsilon, delta, neighbouring,
+        guarantee 'worst-case', and its parts 'scaling' and 'statistics' with their
+        sensitivities and noise scales); `fit_released`: the release's dict; epsilon=None:
+        a dict saying there is no guarantee.
     n_features_in_ : int
+
+    Raises
+    ------
+    ValueError
+        In `fit`: an epsilon out of range or a delta not in (0, 1); a `neighbouring` not
+        in NEIGHBOURING; a y that is None, not numeric, not 1-D (a column vector is taken,
+        with a warning), of another length than X or not finite; an X that is not a finite
+        2-D array; a `sketch_size` that is neither 'auto' nor an int >= 1 whose features
+        and Gram matrix the machine's memory can hold (TypeError for another type); a
+        `scaling` not in SCALINGS; `budget_shares` with an unknown part or a share outside
+        (0, 1) (TypeError if not a dict); a renamed parameter given with its new name and
+        another value; `bounds` or `target_bounds` that are not a finite box (of d
+        coordinates) with a width in the supported range; a `kernel_scale` that is not
+        None or a positive finite number; a `kernel` not in KERNELS; a `model_selection`
+        that is not a bool; `shares` that are not three positive finite numbers; a
+        `regularization` that is neither 'ada' nor a finite number >= 0; an accountant
+        whose budget would be exceeded (pysketch.privacy.BudgetError). In `predict`: an X
+        whose number of columns differs from the fit's.
+    TypeError
+        In `fit_released`: a `released` that is not a PrivateRFStatistics or a `scaling`
+        that is not a DataScaling.
+    sklearn.exceptions.NotFittedError
+        `predict` before a fit (a ValueError when scikit-learn is not installed).
+
+    Warns
+    -----
+    pysketch.privacy.PrivacyLeakWarning
+        A private fit without `bounds` or `target_bounds` (read from the data).
+    RuntimeWarning
+        Labels outside `target_bounds`, clipped (with their count).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm import PrivateRFRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(size=(5000, 2))
+    >>> y = np.sin(6 * X[:, 0]) + X[:, 1]
+    >>> reg = PrivateRFRegressor(epsilon=1.0, bounds=([0, 0], [1, 1]), target_bounds=(-1, 2),
+    ...                          random_state=0).fit(X, y)
+    >>> reg.predict(X[:3]).shape, reg.privacy_.guarantee  # (the noise is not seeded)
+    ((3,), 'worst-case')
     """
 
     _renamed_params = {"n_frequencies": "sketch_size", "length_scale": "kernel_scale",
@@ -582,6 +658,49 @@ class DPRFMRegressor(_RFRegressorBase):
         `n_iter` iterations (default n, the paper's, which does not interpolate).
     n_iter : int, optional
     accountant, random_state, insecure_seed : as PrivateRFRegressor
+
+    Raises
+    ------
+    TypeError
+        In `fit`: dask collections (Algorithm 1 needs the whole feature matrix).
+    ValueError
+        In `fit`: an epsilon out of range or a delta not in (0, 1); a y that is None, not
+        numeric, not 1-D, of another length than X or not finite; an X that is not a finite
+        2-D array; an `eta` outside (0, 1/2); a `calibration` other than 'lemma6' or
+        'paper'; an `n_max` below the number of records, or an `n_max` or `sketch_size`
+        that is not an int >= 1 whose features the machine's memory can hold (TypeError for
+        a non-integer); `bounds` or `target_bounds` that are not a finite box with a width
+        in the supported range; a `kernel_scale` that is not None or a positive finite
+        number; an unknown `solver`; a renamed parameter given with its new name and
+        another value; an accountant whose budget would be exceeded
+        (pysketch.privacy.BudgetError). In `predict`: an X whose number of columns differs
+        from the fit's.
+    sklearn.exceptions.NotFittedError
+        `predict` before a fit (a ValueError when scikit-learn is not installed).
+
+    Warns
+    -----
+    pysketch.privacy.PrivacyLeakWarning
+        A private fit without `bounds`, `target_bounds` or `n_max` (read from the data),
+        and ``calibration='paper'``.
+    RuntimeWarning
+        When a condition of Lemma 6 fails on the data (`conditions_`), or labels are
+        clipped to `target_bounds`.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from pysketch.rfm import DPRFMRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(size=(50, 2))
+    >>> y = np.sin(6 * X[:, 0]) + X[:, 1]
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", RuntimeWarning)  # the conditions of Lemma 6 fail here
+    ...     reg = DPRFMRegressor(epsilon=1.0, bounds=([0, 0], [1, 1]), target_bounds=(-1, 2), n_max=50,
+    ...                          random_state=0).fit(X, y)
+    >>> reg.coef_.shape, reg.privacy_["guarantee"], reg.conditions_["eigen_ok"]  # N = 4 n_max
+    ((200,), 'conditional', False)
     """
 
     _renamed_params = {"n_frequencies": "sketch_size", "length_scale": "kernel_scale"}

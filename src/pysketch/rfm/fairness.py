@@ -72,7 +72,10 @@ DEFAULT_N_DRAWS = 100
 class ExcessRisk:
     """The excess risk R(D) of a release on one data set.
 
-    Attributes
+    What :func:`excess_risk` returns (and ``ExcessRiskGaps.overall``); a frozen dataclass,
+    each parameter kept as the attribute of the same name.
+
+    Parameters
     ----------
     method : {'exact', 'monte_carlo'}
     risk : float
@@ -83,6 +86,15 @@ class ExcessRisk:
         T, the number of draws (None for 'exact').
     n_rows : int
         The number of records of D.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm import excess_risk
+    >>> F, theta = np.ones((10, 4)), np.arange(4.0)
+    >>> result = excess_risk(F, F @ theta, theta, noise_cov=0.01)  # 0.01 ||phi||^2
+    >>> result.method, round(result.risk, 9), result.n_rows
+    ('exact', 0.04, 10)
     """
 
     method: str
@@ -96,7 +108,10 @@ class ExcessRisk:
 class GroupExcessRisk:
     """The excess risk of one group and its gap to the whole data set.
 
-    Attributes
+    One value of ``ExcessRiskGaps.groups`` (:func:`excess_risk_gaps`); a frozen
+    dataclass, each parameter kept as the attribute of the same name.
+
+    Parameters
     ----------
     label : hashable
         The group's label.
@@ -111,6 +126,17 @@ class GroupExcessRisk:
     risk_se, gap_se : float or None
         Monte Carlo standard errors of `risk` and of `signed_gap` (the latter computed from
         the per-draw differences, so with common random numbers); None for 'exact'.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm import excess_risk_gaps
+    >>> F = np.vstack([np.tile([1.0, 0.0, 0.0], (5, 1)), np.ones((5, 3))])  # ||phi||^2: 1, then 3
+    >>> theta = np.ones(3)
+    >>> result = excess_risk_gaps(F, F @ theta, ["a"] * 5 + ["b"] * 5, theta, noise_cov=0.5)
+    >>> group = result["b"]
+    >>> group.size, group.risk, group.signed_gap, group.gap
+    (5, 1.5, -0.5, 0.5)
     """
 
     label: object
@@ -126,7 +152,12 @@ class GroupExcessRisk:
 class ExcessRiskGaps:
     """Excess risk of the whole data set and of each group, with the gaps.
 
-    Attributes
+    What :func:`excess_risk_gaps` returns; a frozen dataclass, each parameter kept as the
+    attribute of the same name. ``result[label]`` is ``result.groups[label]``,
+    ``len(result)`` the number of groups and ``iter(result)`` their labels;
+    ``result.max_gap`` is the largest gap and ``result.gaps`` the gap of each label.
+
+    Parameters
     ----------
     method : {'exact', 'monte_carlo'}
     overall : ExcessRisk
@@ -135,7 +166,20 @@ class ExcessRiskGaps:
         label -> :class:`GroupExcessRisk`, in the order of the labels (sorted when the
         labels are sortable, else in order of first appearance, or as given by ``labels``).
 
-    ``result[label]`` is ``result.groups[label]``; ``result.max_gap`` is the largest gap.
+    Raises
+    ------
+    KeyError
+        ``result[label]`` for a label that is not a group.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm import excess_risk_gaps
+    >>> F = np.vstack([np.tile([1.0, 0.0, 0.0], (5, 1)), np.ones((5, 3))])  # ||phi||^2: 1, then 3
+    >>> theta = np.ones(3)
+    >>> result = excess_risk_gaps(F, F @ theta, ["a"] * 5 + ["b"] * 5, theta, noise_cov=0.5)
+    >>> result.overall.risk, result.gaps, result.max_gap
+    (1.0, {'a': 0.5, 'b': 0.5}, 0.5)
     """
 
     method: str
@@ -413,6 +457,31 @@ def excess_risk(F, y, theta_sharp, *, theta_mean=None, noise_cov=None, draws=Non
     Returns
     -------
     ExcessRisk
+
+    Raises
+    ------
+    ValueError
+        For none or both of `noise_cov` and `draws`; `theta_mean` with `draws`; `n_draws`
+        or `random_state` without a callable `draws`; an F, y, theta_sharp, theta_mean or
+        draws of the wrong shape or not finite; a `noise_cov` that is a negative or
+        non-finite variance, a diagonal with a negative entry, or a matrix that is not
+        symmetric positive semi-definite; fewer than 2 draws; a `chunk_bytes` or `n_draws`
+        out of range (TypeError for a non-integer).
+    TypeError
+        For inputs that are masked arrays or do not hold real numbers, or a bool
+        `noise_cov`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm import excess_risk
+    >>> F, theta = np.ones((10, 4)), np.arange(4.0)
+    >>> round(excess_risk(F, F @ theta, theta, noise_cov=0.01).risk, 9)  # exact: 0.01 ||phi||^2
+    0.04
+    >>> draws = theta + 0.1 * np.random.default_rng(0).standard_normal((1000, 4))
+    >>> mc = excess_risk(F, F @ theta, theta, draws=draws)  # Monte Carlo, with its standard error
+    >>> mc.method, bool(abs(mc.risk - 0.04) < 4 * mc.risk_se)
+    ('monte_carlo', True)
     """
     method = _method(noise_cov, draws, theta_mean)
     F, y, theta_sharp = _check_problem(F, y, theta_sharp)
@@ -444,6 +513,25 @@ def excess_risk_gaps(F, y, groups, theta_sharp, *, theta_mean=None, noise_cov=No
     Returns
     -------
     ExcessRiskGaps
+
+    Raises
+    ------
+    ValueError
+        As :func:`excess_risk`, and for `groups` missing, not one label per row of F,
+        holding NaN or a label not in `labels`; `labels` that repeat, are empty or name a
+        group with no row.
+    TypeError
+        As :func:`excess_risk`, and for an unhashable label.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm import excess_risk_gaps
+    >>> F = np.vstack([np.tile([1.0, 0.0, 0.0], (5, 1)), np.ones((5, 3))])  # ||phi||^2: 1, then 3
+    >>> theta = np.ones(3)
+    >>> result = excess_risk_gaps(F, F @ theta, ["a"] * 5 + ["b"] * 5, theta, noise_cov=0.5)
+    >>> result.overall.risk, result["a"].risk, result.max_gap  # 0.5 times 2, 1 and 3
+    (1.0, 0.5, 0.5)
     """
     method = _method(noise_cov, draws, theta_mean)
     F, y, theta_sharp = _check_problem(F, y, theta_sharp)

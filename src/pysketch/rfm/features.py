@@ -65,11 +65,32 @@ class RandomFeatures:
         See the module docstring.
     intercept : bool
         'unit' only: append the constant feature (the model's intercept).
-    operator : {'dense', 'r3', 'gr2', 'fastfood'}
-        How Omega is represented. Only 'dense' has i.i.d. Gaussian frequencies, which
-        the published analysis assumes.
+    operator : {'dense', 'r3', 'gr2', 'fastfood', 'auto'}
+        How Omega is represented (default 'dense'; 'auto' is
+        :func:`pysketch.operators.make_operator`'s choice by d). Only 'dense' has i.i.d.
+        Gaussian frequencies, which the published analysis assumes.
     random_state : None, int or numpy.random.Generator
         The public seed of Omega and the phases b.
+
+    Raises
+    ------
+    ValueError
+        For a `d` or `n_frequencies` that is not an int >= 1 whose frequencies the
+        machine's memory can hold (TypeError for a non-integer); neither or both of
+        `frequency_std` and `length_scale`, or one that is not a positive finite number or
+        whose square over- or underflows float64; a `layout` not in LAYOUTS;
+        ``intercept=True`` without ``layout='unit'``; an unknown `operator`. In
+        `transform`, `iter_features` and `predict`: an X that is not a finite 2-D array
+        with d columns, or (`predict`) a `coef` without output_dim rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm import RandomFeatures
+    >>> rf = RandomFeatures(3, 50, length_scale=1.0, layout="unit", intercept=True, random_state=0)
+    >>> Phi = rf.transform(np.random.default_rng(1).standard_normal((4, 3)))
+    >>> Phi.shape, bool(np.allclose(np.linalg.norm(Phi, axis=1), 1.0))  # 'unit': norm 1
+    ((4, 101), True)
     """
 
     def __init__(self, d, n_frequencies, *, frequency_std=None, length_scale=None, layout="cos", intercept=False,

@@ -74,21 +74,87 @@ NEIGHBOURING = "replace or remove"
 
 
 def check_eta(eta):
-    """eta as a float in (0, 1/2), as Lemma 6 needs (1 - 2 eta > 0); ValueError otherwise."""
+    """eta as a float in (0, 1/2), as Lemma 6 needs (1 - 2 eta > 0); ValueError otherwise.
+
+    Parameters
+    ----------
+    eta : int or float
+        The eigenvalue margin of Lemma 6 (lambda_min >= 1 - 2 eta).
+
+    Returns
+    -------
+    float
+        `eta`.
+
+    Raises
+    ------
+    ValueError
+        If `eta` is a bool, not a real number, or outside (0, 1/2).
+
+    Examples
+    --------
+    >>> from pysketch.rfm.published import check_eta
+    >>> check_eta(3 / 8)
+    0.375
+    """
     if isinstance(eta, bool) or not isinstance(eta, (int, float, np.floating, np.integer)) or not (0 < eta < 0.5):
         raise ValueError(f"eta must be in (0, 1/2) (Lemma 6 needs 1 - 2 eta > 0), got {eta!r}")
     return float(eta)
 
 
 def check_layout(layout):
-    """`layout` if it is one of SENSITIVITY_LAYOUTS; ValueError otherwise."""
+    """`layout` if it is one of SENSITIVITY_LAYOUTS; ValueError otherwise.
+
+    Parameters
+    ----------
+    layout : str
+        A feature layout: 'cos', 'unit', 'unit_modulus' or 'raw_cos'.
+
+    Returns
+    -------
+    str
+        `layout`.
+
+    Raises
+    ------
+    ValueError
+        If `layout` is not in SENSITIVITY_LAYOUTS.
+
+    Examples
+    --------
+    >>> from pysketch.rfm.published import check_layout
+    >>> check_layout("unit")
+    'unit'
+    """
     if layout not in SENSITIVITY_LAYOUTS:
         raise ValueError(f"layout must be one of {SENSITIVITY_LAYOUTS}, got {layout!r}")
     return layout
 
 
 def check_label_norm(label_norm):
-    """`label_norm` as a float: a finite number > 0; ValueError otherwise."""
+    """`label_norm` as a float: a finite number > 0; ValueError otherwise.
+
+    Parameters
+    ----------
+    label_norm : float
+        The bound on ||y||_2 the sensitivities assume.
+
+    Returns
+    -------
+    float
+        `label_norm`.
+
+    Raises
+    ------
+    ValueError
+        If `label_norm` is a bool, not a real number, not finite or not > 0.
+
+    Examples
+    --------
+    >>> from pysketch.rfm.published import check_label_norm
+    >>> check_label_norm(1)
+    1.0
+    """
     return check_positive(label_norm, "label_norm")
 
 
@@ -101,7 +167,35 @@ def minnorm_sensitivity(n_frequencies, eta, *, layout="cos", label_norm=1.0):
     * 'cos' and 'unit' (RandomFeatures): ``2 label_norm / sqrt(1 - 2 eta)``, N-independent.
 
     Conditional: holds when ``lambda_min >= 1 - 2 eta`` (in the layout's units) for the
-    data and every neighbour (Theorem 5: w.p. >= 1 - 3 delta' under Assumption 1)."""
+    data and every neighbour (Theorem 5: w.p. >= 1 - 3 delta' under Assumption 1).
+
+    Parameters
+    ----------
+    n_frequencies : int >= 1
+        N.
+    eta : float in (0, 1/2)
+    layout : {'cos', 'unit', 'unit_modulus', 'raw_cos'}, default 'cos'
+    label_norm : float > 0, default 1.0
+
+    Returns
+    -------
+    float
+        The sensitivity bound.
+
+    Raises
+    ------
+    TypeError
+        For an `n_frequencies` that is not an int.
+    ValueError
+        For an `n_frequencies` below 1, or an `eta`, `layout` or `label_norm` refused by
+        :func:`check_eta`, :func:`check_layout`, :func:`check_label_norm`.
+
+    Examples
+    --------
+    >>> from pysketch.rfm.published import minnorm_sensitivity
+    >>> minnorm_sensitivity(100, 3 / 8), minnorm_sensitivity(100, 3 / 8, layout="unit_modulus")
+    (4.0, 0.4)
+    """
     N = check_int(n_frequencies, "n_frequencies")
     eta = check_eta(eta)
     layout = check_layout(layout)
@@ -117,7 +211,31 @@ def minnorm_sensitivity(n_frequencies, eta, *, layout="cos", label_norm=1.0):
 def paper_sensitivity(n_frequencies, eta):
     """Algorithm 1's ``Delta = 2 / sqrt(N (1 - 2 eta))`` exactly as printed (4 / sqrt(N) at
     eta = 3/8), which the authors' code applies to the normalised 'cos' features: there
-    it is sqrt(N) times too small (not DP; see the module docstring)."""
+    it is sqrt(N) times too small (not DP; see the module docstring).
+
+    Parameters
+    ----------
+    n_frequencies : int >= 1
+        N.
+    eta : float in (0, 1/2)
+
+    Returns
+    -------
+    float
+        2 / sqrt(N (1 - 2 eta)).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an `n_frequencies` that is not an int >= 1 (TypeError for a non-integer) or an
+        `eta` outside (0, 1/2) (ValueError).
+
+    Examples
+    --------
+    >>> from pysketch.rfm.published import paper_sensitivity
+    >>> paper_sensitivity(100, 3 / 8)  # 4 / sqrt(N)
+    0.4
+    """
     N = check_int(n_frequencies, "n_frequencies")
     eta = check_eta(eta)
     return 2.0 / math.sqrt(N * (1.0 - 2.0 * eta))
@@ -126,7 +244,32 @@ def paper_sensitivity(n_frequencies, eta):
 def paper_sigma(n_frequencies, eta, epsilon, delta):
     """Algorithm 1's ``sigma = sqrt(2 ln(1.25/delta)) Delta / epsilon`` with the printed
     Delta, at any epsilon (the classical formula is only proven for epsilon < 1):
-    sigma^2 = 8 ln(1.25/delta) / (N epsilon^2 (1 - 2 eta))."""
+    sigma^2 = 8 ln(1.25/delta) / (N epsilon^2 (1 - 2 eta)).
+
+    Parameters
+    ----------
+    n_frequencies : int >= 1
+        N.
+    eta : float in (0, 1/2)
+    epsilon : float > 0
+    delta : float in (0, 1)
+
+    Returns
+    -------
+    float
+        sigma.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an argument out of its range (TypeError for a non-integer `n_frequencies`).
+
+    Examples
+    --------
+    >>> from pysketch.rfm.published import paper_sigma
+    >>> round(paper_sigma(100, 3 / 8, 1.0, 1e-5), 3)
+    1.938
+    """
     eps = check_epsilon(epsilon)
     delta = check_delta(delta, positive=True)
     return math.sqrt(2.0 * (math.log(1.25) - math.log(delta))) * paper_sensitivity(n_frequencies, eta) / eps
@@ -137,7 +280,45 @@ def scale_labels(y, label_bound, n_max):
     ``label_bound * sqrt(n_max)``, so that ``||y||_2 <= 1`` for every data set of at most
     ``n_max`` records (the bound Lemma 6 assumes, made public), without reading any statistic of
     the data. Returns ``(scaled labels, number clipped)``; clipping warns with the count
-    (RuntimeWarning), never silently. ``n > n_max`` raises."""
+    (RuntimeWarning), never silently. ``n > n_max`` raises.
+
+    Parameters
+    ----------
+    y : array_like of shape (n,)
+        The labels (finite).
+    label_bound : float > 0
+        B, the public bound on abs(y_j).
+    n_max : int >= 1
+        The public bound on the number of records, n <= n_max.
+
+    Returns
+    -------
+    scaled : ndarray of shape (n,)
+        clip(y, -B, B) / (B sqrt(n_max)).
+    clipped : int
+        How many labels were clipped.
+
+    Raises
+    ------
+    ValueError
+        For a `label_bound` that is not a positive finite number, an `n_max` below 1, a y
+        that is not a finite 1-D array, or more labels than `n_max`.
+    TypeError
+        For an `n_max` that is not an int.
+
+    Warns
+    -----
+    RuntimeWarning
+        When labels are clipped (the message counts them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm.published import scale_labels
+    >>> scaled, clipped = scale_labels(np.array([0.5, -1.0, 1.0]), 1.0, n_max=4)
+    >>> scaled.tolist(), clipped
+    ([0.25, -0.5, 0.5], 0)
+    """
     B = check_positive(label_bound, "label_bound")
     n_max = check_int(n_max, "n_max")
     y = np.asarray(y, dtype=np.float64)
@@ -197,6 +378,31 @@ def check_conditions(F_or_gram, n_frequencies, m, eta, *, layout="cos", kind="au
     lambda_required (1 - 2 eta), eigen_ok, implied_eta ((1 - lambda_min) / 2),
     bandwidth_product, bandwidth_required, bandwidth_ok (None when not checked),
     ok, releasable (always False).
+
+    Raises
+    ------
+    TypeError
+        For an `n_frequencies` or `m` that is not an int.
+    ValueError
+        For an `n_frequencies` or `m` below 1, an `eta` outside (0, 1/2), an unknown
+        `layout` or `kind`, an `F_or_gram` that is not 2-D with m rows, or a `data_scale`
+        or `frequency_std` (when both are given) that is not a positive finite number.
+
+    Warns
+    -----
+    RuntimeWarning
+        With `warn`, when a condition fails.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm import RandomFeatures
+    >>> from pysketch.rfm.published import check_conditions
+    >>> features = RandomFeatures(3, 400, frequency_std=5.0, random_state=0)
+    >>> F = features.transform(np.random.default_rng(0).standard_normal((50, 3)))
+    >>> report = check_conditions(F, 400, 50, 3 / 8)  # computed on the data: never release it
+    >>> report["mp_min_frequencies"], report["eigen_ok"], report["releasable"]
+    (200.0, True, False)
     """
     N = check_int(n_frequencies, "n_frequencies")
     m = check_int(m, "m")
@@ -279,9 +485,35 @@ def output_perturbation(coef, epsilon, delta, *, n_frequencies, eta=3 / 8, calib
 
     Returns
     -------
-    (noisy coef, record): record has epsilon, delta, neighbouring, sensitivity, sigma,
-    noise_covariance (sigma^2, meaning sigma^2 I), mechanism, calibration, guarantee
-    ('conditional' or 'none'), conditions, layout, secure_noise.
+    noisy_coef : ndarray of shape (p,)
+        ``coef + z``.
+    record : dict
+        epsilon, delta, neighbouring, sensitivity, sigma, noise_covariance (sigma^2,
+        meaning sigma^2 I), mechanism, calibration, guarantee ('conditional' or 'none'),
+        layout, n_frequencies, eta, label_norm, conditions, secure_noise.
+
+    Raises
+    ------
+    ValueError
+        For a `coef` that is not a non-empty 1-D array; an epsilon out of range; a delta not
+        in (0, 1); an `n_frequencies` below 1 (TypeError if not an int); an `eta`,
+        `layout` or `label_norm` out of range; a `calibration` other than 'lemma6' or
+        'paper'; a `mechanism` other than 'analytic' or 'classical' ('lemma6'; None or
+        'classical' with 'paper'), or 'classical' at epsilon >= 1; an accountant whose
+        budget would be exceeded (pysketch.privacy.BudgetError).
+
+    Warns
+    -----
+    pysketch.privacy.PrivacyLeakWarning
+        With ``calibration='paper'``: the release is not differentially private.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm.published import output_perturbation
+    >>> noisy, record = output_perturbation(np.zeros(400), 1.0, 1e-5, n_frequencies=400)
+    >>> noisy.shape, record["guarantee"], record["sensitivity"]  # (the noise is not seeded)
+    ((400,), 'conditional', 4.0)
     """
     coef = np.asarray(coef, dtype=np.float64)
     if coef.ndim != 1 or coef.size == 0:
@@ -344,14 +576,65 @@ def expected_test_mse(mse_nonprivate, mean_sq_feature_norm, sigma):
     ``E (z^T phi(x))^2 = sigma^2 ||phi(x)||^2``, so
     ``E = mse_nonprivate + sigma^2 * mean_x ||phi(x)||^2`` exactly over the noise. With the
     paper's calibration on 'cos' features (mean ||phi||^2 ~ 1, eta = 3/8, delta = 1e-5)
-    the added term is 2 ln(1.25e5) 16 / (N eps^2) = 375.5 / (N eps^2)."""
+    the added term is 2 ln(1.25e5) 16 / (N eps^2) = 375.5 / (N eps^2).
+
+    Parameters
+    ----------
+    mse_nonprivate : float
+        The test MSE of the non-private coefficients.
+    mean_sq_feature_norm : float
+        mean_x ||phi(x)||^2 over the test records.
+    sigma : float
+        The noise's standard deviation per coefficient.
+
+    Returns
+    -------
+    float
+        mse_nonprivate + sigma^2 mean_sq_feature_norm.
+
+    Examples
+    --------
+    >>> from pysketch.rfm.published import expected_test_mse
+    >>> expected_test_mse(0.1, 1.0, 0.5)
+    0.35
+    """
     return float(mse_nonprivate) + float(sigma) ** 2 * float(mean_sq_feature_norm)
 
 
 def expected_test_mse_gamma(mse_nonprivate, mean_sq_feature_norm, sensitivity, epsilon, dim):
     """E[test MSE] with l2-Laplace ("Gamma") noise z = R u, R ~ Gamma(D, Delta/eps), u
     uniform on S^(D-1): E zz^T = E[R^2] / D I = (D + 1)(Delta/eps)^2 I, so the added term
-    is (D + 1)(Delta/eps)^2 mean ||phi||^2 (about 16/eps^2 in the paper's setting)."""
+    is (D + 1)(Delta/eps)^2 mean ||phi||^2 (about 16/eps^2 in the paper's setting).
+
+    Parameters
+    ----------
+    mse_nonprivate : float
+        The test MSE of the non-private coefficients.
+    mean_sq_feature_norm : float
+        mean_x ||phi(x)||^2 over the test records.
+    sensitivity : float > 0
+        Delta.
+    epsilon : float > 0
+    dim : int >= 1
+        D, the number of coefficients.
+
+    Returns
+    -------
+    float
+        mse_nonprivate + (D + 1) (Delta / epsilon)^2 mean_sq_feature_norm.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a `sensitivity`, `epsilon` or `dim` out of range (TypeError for a non-integer
+        `dim`).
+
+    Examples
+    --------
+    >>> from pysketch.rfm.published import expected_test_mse_gamma
+    >>> round(expected_test_mse_gamma(0.1, 1.0, 0.2, 1.0, 99), 9)
+    4.1
+    """
     s = check_positive(sensitivity, "sensitivity") / check_epsilon(epsilon)
     D = check_int(dim, "dim")
     return float(mse_nonprivate) + (D + 1) * s * s * float(mean_sq_feature_norm)
@@ -363,7 +646,29 @@ def expected_test_mse_gamma(mse_nonprivate, mean_sq_feature_norm, sensitivity, e
 class LowRankCovariance:
     """A noise covariance ``scalar I + basis diag(weights) basis^T`` (basis (p, r) with
     orthonormal columns), held without the (p, p) matrix: what objective perturbation's
-    noise covariance is (:func:`pysketch.rfm.baselines.objective_perturbation`)."""
+    noise covariance is (:func:`pysketch.rfm.baselines.objective_perturbation`).
+
+    ``numpy.asarray`` of it (and `toarray`) forms the (p, p) matrix; `quad` and `trace`
+    do not. The arguments are not checked.
+
+    Parameters
+    ----------
+    scalar : float
+        The variance in every direction (the complement of the basis's span included).
+    basis : array_like of shape (p, r)
+        Orthonormal columns.
+    weights : array_like of shape (r,)
+        The variance added along each column of `basis` (may be negative, as long as
+        scalar + weight >= 0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm.published import LowRankCovariance
+    >>> cov = LowRankCovariance(0.5, np.eye(3)[:, :1], [2.0])  # 0.5 I + 2 e_1 e_1^T
+    >>> cov.quad(np.eye(3)).tolist(), cov.trace()
+    ([2.5, 0.5, 0.5], 3.5)
+    """
 
     def __init__(self, scalar, basis, weights):
         self.scalar = float(scalar)
@@ -394,7 +699,27 @@ class LowRankCovariance:
 def noise_quadratic_form(noise_covariance, Phi):
     """``phi_i^T Sigma phi_i`` for every row of Phi, i.e. ``E (z^T phi_i)^2``: the added test
     (or training) MSE at each record. ``noise_covariance`` is a record's entry: a scalar s
-    (Sigma = s I), a (p, p) array, or a :class:`LowRankCovariance`."""
+    (Sigma = s I), a (p, p) array, or a :class:`LowRankCovariance`.
+
+    Parameters
+    ----------
+    noise_covariance : float, ndarray of shape (p, p) or LowRankCovariance
+        Sigma.
+    Phi : array_like of shape (n, p), or (p,) for one record
+        The features of the records.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n,)
+        phi_i^T Sigma phi_i for every row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm.published import noise_quadratic_form
+    >>> noise_quadratic_form(0.25, np.ones((2, 4))).tolist()  # 0.25 ||phi||^2
+    [1.0, 1.0]
+    """
     Phi = np.atleast_2d(np.asarray(Phi, dtype=np.float64))
     if isinstance(noise_covariance, LowRankCovariance):
         return noise_covariance.quad(Phi)

@@ -44,7 +44,31 @@ MIN_SPREAD = 1e-3
 
 
 def scaling_sensitivity(d, neighbouring="add_remove"):
-    """L2 sensitivity of the sum of r(x, y) (module docstring)."""
+    """L2 sensitivity of the sum of r(x, y) (module docstring).
+
+    Parameters
+    ----------
+    d : int
+        The number of coordinates of x.
+    neighbouring : {'add_remove', 'replace'}, default 'add_remove'
+        The neighbouring relation.
+
+    Returns
+    -------
+    float
+        sqrt(1 + 2 d + 2) (add/remove) or sqrt(2 (d + 1)) (replace).
+
+    Raises
+    ------
+    ValueError
+        For another `neighbouring`.
+
+    Examples
+    --------
+    >>> from pysketch.rfm.scaling import scaling_sensitivity
+    >>> round(scaling_sensitivity(2) ** 2, 9), round(scaling_sensitivity(2, "replace") ** 2, 9)
+    (7.0, 6.0)
+    """
     if neighbouring == "add_remove":
         return math.sqrt(1.0 + 2.0 * d + 2.0)
     if neighbouring == "replace":
@@ -55,7 +79,34 @@ def scaling_sensitivity(d, neighbouring="add_remove"):
 class DataScaling:
     """Released location and spread: ``x_centre``, ``x_scale`` (d,) in the data's units,
     the label clipping range ``target_range`` (lo, hi), the noisy count and the privacy
-    record."""
+    record.
+
+    Made by :func:`release_scaling` (and :func:`private_scaling`); the regressors also make
+    one for a non-private fit or the unit box. The arguments are kept as they are, as the
+    attributes of the same names.
+
+    Parameters
+    ----------
+    x_centre : ndarray of shape (d,)
+        The location of each coordinate of x (the released mean), in the data's units.
+    x_scale : ndarray of shape (d,)
+        The spread of each coordinate (the released standard deviation, floored), > 0.
+    target_range : (float, float)
+        The label clipping range (lo, hi).
+    count : float or None
+        The noisy count (at least 1), or None where there is none.
+    privacy : dict or None
+        The record of the release (epsilon, delta, neighbouring, sensitivity, sigma, ...),
+        or None for a non-private scaling.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm.scaling import DataScaling
+    >>> scaling = DataScaling(np.array([5.0, 0.5]), np.array([2.0, 0.25]), (0.0, 10.0), None, None)
+    >>> scaling.transform(np.array([[7.0, 0.0]])).tolist()
+    [[1.0, -2.0]]
+    """
 
     def __init__(self, x_centre, x_scale, target_range, count, privacy):
         self.x_centre = x_centre
@@ -81,7 +132,52 @@ def private_scaling(X, y, bounds, target_bounds, epsilon, delta, *, neighbouring
     docstring). `bounds` = (lower, upper) arrays (d,), `target_bounds` = (lo, hi): public.
 
     X and y may be dask collections (:mod:`pysketch.records`): the sums of r(x, y) are
-    then taken block by block where the blocks live, merged, and released once."""
+    then taken block by block where the blocks live, merged, and released once.
+
+    Parameters
+    ----------
+    X : array of shape (n, d), or a dask array or data frame
+        The inputs; values outside `bounds` are clipped (in box units) in the sums.
+    y : array of shape (n,), or a dask array or series
+        The labels; values outside `target_bounds` are clipped in the sums.
+    bounds : (lower, upper)
+        The public box of X.
+    target_bounds : (lo, hi)
+        The public range of y, lo < hi.
+    epsilon : float > 0
+    delta : float in (0, 1)
+        Must be > 0 (the Gaussian mechanism).
+    neighbouring : {'add_remove', 'replace'}, default 'add_remove'
+    accountant : BudgetAccountant, optional
+        Charged (epsilon, delta) before the noise is drawn.
+    insecure_seed : None or int
+        None: noise from the OS entropy. An int reproduces the noise and is **insecure**
+        (tests and experiments only).
+
+    Returns
+    -------
+    DataScaling
+        The released scaling (see :func:`release_scaling`).
+
+    Raises
+    ------
+    ValueError
+        For an epsilon out of range or a delta not in (0, 1); a y that is not finite with
+        one value per row of X; `target_bounds` with lower >= upper; `bounds` that are not a
+        finite box of d coordinates; an unknown `neighbouring`; an accountant whose budget
+        would be exceeded (pysketch.privacy.BudgetError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm.scaling import private_scaling
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(size=(10000, 2)) * [10, 1]
+    >>> y = X[:, 0] + rng.standard_normal(10000)
+    >>> scaling = private_scaling(X, y, ([0, 0], [10, 1]), (-5, 15), 0.5, 1e-6)
+    >>> scaling.x_centre.shape, bool(abs(scaling.x_centre[0] - 5) < 0.5)  # (the noise is not seeded)
+    ((2,), True)
+    """
     from ..records import Records, is_lazy
 
     epsilon = check_epsilon(epsilon)
@@ -107,14 +203,59 @@ def private_scaling(X, y, bounds, target_bounds, epsilon, delta, *, neighbouring
 def scaling_sums(x, y, first_row, lo, hi, ylo, yhi):
     """The sum of r(x, y) over records (x (k, d) and y (k,) in memory): (count, sum u,
     sum u^2, sum v, sum v^2), a (2 d + 3,) vector. One pass of a fit
-    (:meth:`pysketch.records.Records.reduce`); the sums of blocks add up."""
+    (:meth:`pysketch.records.Records.reduce`); the sums of blocks add up.
+
+    Parameters
+    ----------
+    x : ndarray of shape (k, d)
+        The records' inputs (a block of them).
+    y : ndarray of shape (k,)
+        Their labels.
+    first_row : int
+        The index of the block's first row (unused: the signature of a reduce pass).
+    lo, hi : ndarray of shape (d,)
+        The public box of x.
+    ylo, yhi : float
+        The public range of y.
+
+    Returns
+    -------
+    numpy.ndarray of shape (2 d + 3,)
+        (count, sum u (d), sum u^2 (d), sum v, sum v^2), u and v clipped to [0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm.scaling import scaling_sums
+    >>> x, y = np.array([[0.0, 2.0], [1.0, 4.0]]), np.array([0.0, 10.0])
+    >>> scaling_sums(x, y, 0, np.zeros(2), np.array([1.0, 4.0]), 0.0, 10.0).tolist()
+    [2.0, 1.0, 1.5, 1.0, 1.25, 1.0, 1.0]
+    """
     u = np.clip((x - lo) / (hi - lo), 0.0, 1.0)
     v = np.clip((y - ylo) / (yhi - ylo), 0.0, 1.0)
     return np.concatenate([[float(x.shape[0])], u.sum(0), np.einsum("ij,ij->j", u, u), [v.sum(), v @ v]])
 
 
 def add_sums(a, b):
-    """Merge of two partial `scaling_sums` (into a)."""
+    """Merge of two partial `scaling_sums` (into a).
+
+    Parameters
+    ----------
+    a, b : ndarray of shape (2 d + 3,)
+        Two partial sums; `a` is updated in place.
+
+    Returns
+    -------
+    numpy.ndarray
+        `a`, now a + b.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm.scaling import add_sums
+    >>> add_sums(np.array([2.0, 1.0]), np.array([3.0, 0.5])).tolist()
+    [5.0, 1.5]
+    """
     a += b
     return a
 
@@ -122,7 +263,49 @@ def add_sums(a, b):
 def release_scaling(total, bounds, target_bounds, epsilon, delta, *, neighbouring="add_remove", accountant=None,
                     insecure_seed=None):
     """The private DataScaling from the merged `scaling_sums` of all the records: one
-    Gaussian release of `total` (charged to `accountant`), then post-processing."""
+    Gaussian release of `total` (charged to `accountant`), then post-processing.
+
+    The noisy count is floored at 1; the spreads at what the noise can resolve (module
+    docstring); the label clipping range is the released label mean +- LABEL_RADIUS_SPREADS
+    (6) released spreads, intersected with `target_bounds`.
+
+    Parameters
+    ----------
+    total : array_like of shape (2 d + 3,)
+        The sums of r(x, y) over every record (:func:`scaling_sums`, merged with
+        :func:`add_sums`).
+    bounds : (lower, upper)
+        The public box of x the sums were taken in.
+    target_bounds : (lo, hi)
+        The public range of y the sums were taken in.
+    epsilon, delta, neighbouring, accountant, insecure_seed
+        As in :func:`private_scaling`.
+
+    Returns
+    -------
+    DataScaling
+        x_centre and x_scale in the data's units, the label clipping range, the noisy
+        count, and the privacy record (epsilon, delta, neighbouring, sensitivity, sigma,
+        mechanism, guarantee 'worst-case', secure_noise).
+
+    Raises
+    ------
+    ValueError
+        For an epsilon out of range or a delta not in (0, 1), `bounds` that are not a
+        finite box of d coordinates, an unknown `neighbouring`, or an accountant whose
+        budget would be exceeded (pysketch.privacy.BudgetError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm.scaling import release_scaling, scaling_sums
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.uniform(size=(10000, 2)), rng.uniform(size=10000)
+    >>> total = scaling_sums(X, y, 0, np.zeros(2), np.ones(2), 0.0, 1.0)
+    >>> scaling = release_scaling(total, ([0, 0], [1, 1]), (0, 1), 0.5, 1e-6)
+    >>> scaling.x_scale.shape, scaling.privacy["guarantee"]  # (the noise is not seeded)
+    ((2,), 'worst-case')
+    """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, positive=True)
     total = np.asarray(total, dtype=np.float64)

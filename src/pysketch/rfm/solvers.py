@@ -200,6 +200,29 @@ def kaczmarz(F, y, n_iter, *, rows="uniform", x0=None, random_state=None):
     -------
     numpy.ndarray, shape (p,)
         The last iterate.
+
+    Raises
+    ------
+    TypeError
+        For an `n_iter` that is not an int, a masked F, or a y or x0 that is masked or does
+        not hold real numbers.
+    ValueError
+        For an `n_iter` below 1, `rows` not in ROW_SAMPLING, ``rows='norm'`` with an
+        all-zero F, an F that is not a finite real 2-D array of at least one row and column
+        (or whose squares would overflow), or a y (x0) that is not a finite 1-D array of m
+        (p) entries.
+    FloatingPointError
+        If the iterates overflow.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm import kaczmarz, min_norm
+    >>> rng = np.random.default_rng(0)
+    >>> F, y = rng.standard_normal((20, 50)), rng.standard_normal(20)
+    >>> x = kaczmarz(F, y, 2000, random_state=0)  # 100 m updates: converged to F^+ y
+    >>> bool(np.allclose(x, min_norm(F, y)[0], atol=1e-6))
+    True
     """
     F = _matrix(F)
     m, p = F.shape
@@ -245,6 +268,24 @@ def sgd(F, y, n_iter, step, *, x0=None, random_state=None):
     -------
     numpy.ndarray, shape (p,)
         The last iterate (the code releases the last iterate, not an average).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad arguments, as :func:`kaczmarz` (and a `step` that is not a positive finite
+        number: ValueError).
+    FloatingPointError
+        If the iterates overflow (a step too large).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm import sgd
+    >>> rng = np.random.default_rng(0)
+    >>> F, y = rng.standard_normal((20, 50)), rng.standard_normal(20)
+    >>> x = sgd(F, y, 2000, 0.01, random_state=0)
+    >>> x.shape, bool(np.linalg.norm(F @ x - y) < 0.01 * np.linalg.norm(y))
+    ((50,), True)
     """
     F = _matrix(F)
     m, p = F.shape
@@ -316,6 +357,32 @@ def min_norm(F, y, method="cholesky", *, n_iter=None, tol=None, random_state=Non
         ``'converged'`` ('kaczmarz': whether the relative residual is below `tol`, None
         without a tol; None for the direct methods); ``'rank'`` ('pinv': the numerical rank
         of F; None otherwise).
+
+    Raises
+    ------
+    ValueError
+        For a `method` not in METHODS; 'cholesky' with more rows than columns or a Gram
+        matrix that is not (numerically) positive definite; `n_iter` or `tol` given to a
+        direct method; a `tol` that is not a positive finite number; an `n_iter` below 1;
+        an F or y that is not a finite real array of the right shape (as
+        :func:`kaczmarz`).
+    TypeError
+        For a non-integer `n_iter`, a masked F, or a y that is masked or not real.
+    FloatingPointError
+        If the Kaczmarz iterates overflow.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm import min_norm
+    >>> rng = np.random.default_rng(0)
+    >>> F, y = rng.standard_normal((20, 50)), rng.standard_normal(20)
+    >>> coef, info = min_norm(F, y)  # Cholesky of F F^T
+    >>> coef.shape, bool(info["relative_residual"] < 1e-10)
+    ((50,), True)
+    >>> coef_k, info_k = min_norm(F, y, "kaczmarz", n_iter=5000, tol=1e-6, random_state=0)
+    >>> info_k["converged"], bool(np.allclose(coef_k, coef, atol=1e-4))
+    (True, True)
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")

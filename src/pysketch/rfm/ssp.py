@@ -89,7 +89,30 @@ NORM_SLACK = 1e-12
 
 def check_target_bounds(target_bounds):
     """The public label range ``(lower, upper)`` as two floats, finite with lower < upper;
-    ValueError otherwise."""
+    ValueError otherwise.
+
+    Parameters
+    ----------
+    target_bounds : pair of numbers
+        The public range of the labels.
+
+    Returns
+    -------
+    (float, float)
+        (lower, upper).
+
+    Raises
+    ------
+    ValueError
+        If `target_bounds` is not a pair of numbers, or they are not finite with
+        lower < upper.
+
+    Examples
+    --------
+    >>> from pysketch.rfm.ssp import check_target_bounds
+    >>> check_target_bounds((0, 10))
+    (0.0, 10.0)
+    """
     try:
         lo, hi = (float(v) for v in target_bounds)
     except (TypeError, ValueError):
@@ -100,7 +123,38 @@ def check_target_bounds(target_bounds):
 
 
 def clip_targets(y, target_bounds, name="y"):
-    """y clipped to the public range, with a warning that counts the clipped values."""
+    """y clipped to the public range, with a warning that counts the clipped values.
+
+    Parameters
+    ----------
+    y : ndarray
+        The labels.
+    target_bounds : (float, float)
+        The public range (lower, upper), already checked (:func:`check_target_bounds`).
+    name : str, default 'y'
+        The labels' name in the warning.
+
+    Returns
+    -------
+    numpy.ndarray
+        `y` itself when no value lies outside, else a clipped copy.
+
+    Warns
+    -----
+    RuntimeWarning
+        When values are clipped (:func:`warn_clipped_targets`).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from pysketch.rfm.ssp import clip_targets
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", RuntimeWarning)  # "2 of 3 values of y lie outside ..."
+    ...     clipped = clip_targets(np.array([-3.0, 0.5, 4.0]), (-2.0, 2.0))
+    >>> clipped.tolist()
+    [-2.0, 0.5, 2.0]
+    """
     lo, hi = target_bounds
     outside = int(np.count_nonzero((y < lo) | (y > hi)))
     if outside:
@@ -110,7 +164,39 @@ def clip_targets(y, target_bounds, name="y"):
 
 
 def warn_clipped_targets(outside, total, target_bounds, name="y", stacklevel=4):
-    """The warning of `clip_targets`: `outside` of `total` values were clipped."""
+    """The warning of `clip_targets`: `outside` of `total` values were clipped.
+
+    Nothing is warned when `outside` is 0.
+
+    Parameters
+    ----------
+    outside : int
+        How many values were clipped.
+    total : int
+        How many values there were.
+    target_bounds : (float, float)
+        The public range they were clipped to.
+    name : str, default 'y'
+        The values' name in the message.
+    stacklevel : int, default 4
+        Passed to ``warnings.warn`` (the default points at the caller of a fit).
+
+    Warns
+    -----
+    RuntimeWarning
+        "`outside` of `total` values of `name` lie outside the public target_bounds
+        [lo, hi] and were clipped to it".
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from pysketch.rfm.ssp import warn_clipped_targets
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_clipped_targets(2, 3, (-2.0, 2.0), stacklevel=2)
+    >>> str(caught[0].message)
+    '2 of 3 values of y lie outside the public target_bounds [-2, 2] and were clipped to it'
+    """
     if outside:
         lo, hi = target_bounds
         warnings.warn(f"{outside} of {total} values of {name} lie outside the public target_bounds "
@@ -121,7 +207,43 @@ def statistics_sums(X, y, first_row, features, target_bounds):
     """The partial sums of records in memory (X (k, d) as the features see it, y (k,)
     labels): (upper triangle of G, b, count, labels outside target_bounds), the labels
     clipped to it. One pass of a fit (:meth:`pysketch.records.Records.reduce`): the
-    sums of blocks merge with `add_statistics_sums`."""
+    sums of blocks merge with `add_statistics_sums`.
+
+    Parameters
+    ----------
+    X : ndarray of shape (k, d)
+        The inputs of a block of records, as the features see them.
+    y : ndarray of shape (k,)
+        Their labels.
+    first_row : int
+        The index of the block's first row (unused: the signature of a reduce pass).
+    features : RandomFeatures
+        'unit' layout.
+    target_bounds : (lower, upper)
+        The public label range; c is its centre.
+
+    Returns
+    -------
+    gram_upper : ndarray of shape (p, p)
+        sum phi phi^T, its upper triangle filled (the rest is not meaningful).
+    xty : ndarray of shape (p,)
+        sum phi (y - c), y clipped.
+    count : int
+        The block's records.
+    clipped : int
+        The labels outside target_bounds (clipped, not warned here).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm import RandomFeatures
+    >>> from pysketch.rfm.ssp import statistics_sums
+    >>> features = RandomFeatures(2, 10, length_scale=1.0, layout="unit", intercept=True, random_state=0)
+    >>> gram, xty, count, clipped = statistics_sums(np.zeros((3, 2)), np.array([0.0, 1.0, 5.0]), 0, features,
+    ...                                             (0, 2))
+    >>> gram.shape, xty.shape, count, clipped
+    ((21, 21), (21,), 3, 1)
+    """
     stats = RFStatistics(features, target_bounds)
     if X.shape[0] == 0:  # an empty block (a data frame's empty partition)
         return stats._gram, stats.xty, 0, 0
@@ -134,7 +256,27 @@ def statistics_sums(X, y, first_row, features, target_bounds):
 
 
 def add_statistics_sums(a, b):
-    """Merge of two partial `statistics_sums` (into a's arrays)."""
+    """Merge of two partial `statistics_sums` (into a's arrays).
+
+    Parameters
+    ----------
+    a, b : tuple (gram_upper, xty, count, clipped)
+        Two partial sums of :func:`statistics_sums`; a's arrays are updated in place.
+
+    Returns
+    -------
+    tuple (gram_upper, xty, count, clipped)
+        The merged sums (a's arrays, the counts added).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm.ssp import add_statistics_sums
+    >>> a = (np.ones((2, 2)), np.zeros(2), 3, 0)
+    >>> gram, xty, count, clipped = add_statistics_sums(a, (np.ones((2, 2)), np.ones(2), 4, 1))
+    >>> gram.tolist(), xty.tolist(), count, clipped
+    ([[2.0, 2.0], [2.0, 2.0]], [1.0, 1.0], 7, 1)
+    """
     gram, xty = a[0], a[1]
     gram += b[0]
     xty += b[1]
@@ -151,6 +293,28 @@ class RFStatistics:
         'unit' layout (norm 1 for every x: what the sensitivities need).
     target_bounds : (lower, upper)
         Public range of y; c is its centre.
+
+    Raises
+    ------
+    TypeError
+        If `features` is not a RandomFeatures; in ``+``, if the other operand is not an
+        RFStatistics (or is a PrivateRFStatistics).
+    ValueError
+        If the features do not have ``layout='unit'`` or `target_bounds` are not finite
+        with lower < upper. In `update`: an X that is not a finite 2-D array of d columns,
+        a y that is not finite with one value per row of X. In `from_sums`: sums of the
+        wrong shapes. In ``+``: statistics of different features or target_bounds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm import RandomFeatures, RFStatistics
+    >>> features = RandomFeatures(2, 10, length_scale=1.0, layout="unit", intercept=True, random_state=0)
+    >>> X = np.random.default_rng(0).uniform(size=(100, 2))
+    >>> first = RFStatistics(features, (0, 1)).update(X[:60], X[:60, 0])
+    >>> both = first + RFStatistics(features, (0, 1)).update(X[60:], X[60:, 0])  # merged by addition
+    >>> both.count, both.gram.shape, round(float(np.trace(both.gram)), 6)  # ||phi(x)|| = 1
+    (100, (21, 21), 100.0)
     """
 
     def __init__(self, features, target_bounds):
@@ -257,7 +421,34 @@ class RFStatistics:
 
 def statistics_sensitivities(features, label_radius, neighbouring="add_remove"):
     """(Delta_G, Delta_b, Delta_lambda): L2 sensitivities of triu(G) (as a vector), b and
-    lambda_min(G) under `neighbouring` (module docstring)."""
+    lambda_min(G) under `neighbouring` (module docstring).
+
+    Parameters
+    ----------
+    features : RandomFeatures
+        'unit' layout: its ``max_abs`` is a = 1 / sqrt(N + 1) (with the intercept).
+    label_radius : float
+        B, the largest abs(y - c) in the public label range.
+    neighbouring : {'add_remove', 'replace'}, default 'add_remove'
+
+    Returns
+    -------
+    (float, float, float)
+        add/remove: (sqrt((1 + a^2) / 2), B, 1); replace: (sqrt(1 + a^2), 2 B, 1); each times
+        1 + NORM_SLACK (1e-12).
+
+    Raises
+    ------
+    ValueError
+        For a `neighbouring` not in NEIGHBOURING.
+
+    Examples
+    --------
+    >>> from pysketch.rfm import RandomFeatures, statistics_sensitivities
+    >>> features = RandomFeatures(2, 20, length_scale=0.5, layout="unit", intercept=True, random_state=0)
+    >>> [round(s, 4) for s in statistics_sensitivities(features, 2.0)]
+    [0.7237, 2.0, 1.0]
+    """
     if neighbouring not in NEIGHBOURING:
         raise ValueError(f"neighbouring must be one of {NEIGHBOURING}, got {neighbouring!r}")
     a2 = features.max_abs ** 2
@@ -269,7 +460,42 @@ def statistics_sensitivities(features, label_radius, neighbouring="add_remove"):
 
 class PrivateRFStatistics:
     """Released statistics: noisy G (symmetric), noisy b, noisy lambda_min, and the noise
-    scales and privacy record. No clean value is kept."""
+    scales and privacy record. No clean value is kept.
+
+    Made by :func:`release_statistics`; the arguments are kept as the attributes of the
+    same names.
+
+    Parameters
+    ----------
+    features : RandomFeatures
+        The features of the statistics.
+    target_bounds : (float, float)
+        The public label range (the labels were centred on its centre).
+    gram : ndarray of shape (p, p)
+        The noisy G, symmetric.
+    xty : ndarray of shape (p,)
+        The noisy b.
+    lambda_min : float
+        The noisy smallest eigenvalue of G.
+    noise_std : dict
+        The noise's standard deviation on each piece: ``{'gram': ..., 'xty': ...,
+        'lambda_min': ...}``.
+    privacy : dict
+        The record of the release (epsilon, delta, neighbouring, mechanism, sensitivity,
+        shares, guarantee, secure_noise).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm import RandomFeatures, RFStatistics, release_statistics
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(20000, 2))
+    >>> y = np.sin(3 * X[:, 0]) + X[:, 1]
+    >>> features = RandomFeatures(2, 20, length_scale=0.5, layout="unit", intercept=True, random_state=0)
+    >>> released = release_statistics(RFStatistics(features, (-2, 2)).update(X, y), 1.0, 1e-6)
+    >>> type(released).__name__, released.gram.shape, sorted(released.noise_std)
+    ('PrivateRFStatistics', (41, 41), ['gram', 'lambda_min', 'xty'])
+    """
 
     def __init__(self, features, target_bounds, gram, xty, lambda_min, noise_std, privacy):
         self.features = features
@@ -301,9 +527,48 @@ def release_statistics(stats, epsilon, delta, *, neighbouring="add_remove", shar
     """Release `stats` with (epsilon, delta)-DP under `neighbouring`: one Gaussian mechanism
     (analytic calibration) on the scaled (triu(G), b, lambda_min) (module docstring).
 
+    Parameters
+    ----------
+    stats : RFStatistics
+        The clean statistics.
+    epsilon : float > 0
+    delta : float in (0, 1)
+        Must be > 0 (the Gaussian mechanism).
+    neighbouring : {'add_remove', 'replace'}, default 'add_remove'
+    shares : three positive numbers, default DEFAULT_SHARES (0.5, 0.4, 0.1)
+        The shares of the unit sensitivity for (G, b, lambda_min), normalised to sum to 1.
+    accountant : BudgetAccountant, optional
+        Charged (epsilon, delta) before the noise is drawn.
     insecure_seed : None or int
         None: noise from the OS entropy. An int reproduces the noise and is **insecure**
         (tests and experiments only).
+
+    Returns
+    -------
+    PrivateRFStatistics
+        The noisy G, b and lambda_min, their noise standard deviations and the privacy
+        record (guarantee 'worst-case').
+
+    Raises
+    ------
+    TypeError
+        If `stats` is not an RFStatistics (or is a PrivateRFStatistics).
+    ValueError
+        For an epsilon out of range, a delta not in (0, 1), shares that are not three
+        positive finite numbers, a `neighbouring` not in NEIGHBOURING, or an accountant
+        whose budget would be exceeded (pysketch.privacy.BudgetError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm import RandomFeatures, RFStatistics, release_statistics
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(20000, 2))
+    >>> y = np.sin(3 * X[:, 0]) + X[:, 1]
+    >>> features = RandomFeatures(2, 20, length_scale=0.5, layout="unit", intercept=True, random_state=0)
+    >>> released = release_statistics(RFStatistics(features, (-2, 2)).update(X, y), 1.0, 1e-6)
+    >>> released.gram.shape, released.privacy["guarantee"]  # (the noise is not seeded)
+    ((41, 41), 'worst-case')
     """
     if not isinstance(stats, RFStatistics) or isinstance(stats, PrivateRFStatistics):
         raise TypeError(f"stats must be RFStatistics, got {type(stats).__name__}")
@@ -339,10 +604,40 @@ def release_statistics(stats, epsilon, delta, *, neighbouring="add_remove", shar
 def solve_ridge(released, regularization="ada"):
     """theta of the ridge problem on released statistics, and the ridge used.
 
-    regularization : 'ada' or float >= 0
+    Parameters
+    ----------
+    released : PrivateRFStatistics
+        The released statistics.
+    regularization : 'ada' or float >= 0, default 'ada'
         'ada': the AdaSSP-style rule of the module docstring; a number: that ridge
         (in units of G, i.e. summed over records). The constant feature is not
         penalised.
+
+    Returns
+    -------
+    theta : ndarray of shape (p,)
+        The coefficients; a prediction is ``phi(x) @ theta + released.centre``.
+    lam : float
+        The ridge used.
+
+    Raises
+    ------
+    ValueError
+        For a `regularization` that is neither 'ada' nor a finite number >= 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm import RandomFeatures, RFStatistics, release_statistics
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(20000, 2))
+    >>> y = np.sin(3 * X[:, 0]) + X[:, 1]
+    >>> features = RandomFeatures(2, 20, length_scale=0.5, layout="unit", intercept=True, random_state=0)
+    >>> released = release_statistics(RFStatistics(features, (-2, 2)).update(X, y), 1.0, 1e-6)
+    >>> from pysketch.rfm import solve_ridge
+    >>> theta, ridge = solve_ridge(released, 1.0)
+    >>> theta.shape, ridge
+    ((41,), 1.0)
     """
     p = released.gram.shape[0]
     if isinstance(regularization, str):
@@ -387,7 +682,34 @@ def _fission(released, rng):
 
 
 def intercept_only(released):
-    """The coefficients of the intercept-only model (the constant feature alone)."""
+    """The coefficients of the intercept-only model (the constant feature alone).
+
+    Parameters
+    ----------
+    released : PrivateRFStatistics
+        The released statistics.
+
+    Returns
+    -------
+    numpy.ndarray of shape (p,)
+        Zeros but for the constant feature's coefficient, b_p / G_pp (the released mean of
+        y - c over the records, times sqrt(N + 1)); all zeros when the features have no
+        constant or G_pp <= 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm import RandomFeatures, RFStatistics, release_statistics
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(20000, 2))
+    >>> y = np.sin(3 * X[:, 0]) + X[:, 1]
+    >>> features = RandomFeatures(2, 20, length_scale=0.5, layout="unit", intercept=True, random_state=0)
+    >>> released = release_statistics(RFStatistics(features, (-2, 2)).update(X, y), 1.0, 1e-6)
+    >>> from pysketch.rfm.ssp import intercept_only
+    >>> theta = intercept_only(released)
+    >>> theta.shape, bool((theta[:-1] == 0).all())
+    ((41,), True)
+    """
     p = released.gram.shape[0]
     theta = np.zeros(p)
     g = released.gram[-1, -1]
@@ -434,7 +756,42 @@ def choose_against_intercept(released, regularization="ada", *, random_state=Non
     where the noise dominates (small n) the comparison leans to the intercept-only model
     even when the model fitted on the whole release would beat it.
 
-    Returns (keep_model, risk_difference).
+    Parameters
+    ----------
+    released : PrivateRFStatistics
+        The released statistics.
+    regularization : 'ada' or float >= 0, default 'ada'
+        The ridge of the models compared (:func:`solve_ridge`).
+    random_state : None, int or numpy.random.Generator
+        The (public) randomness of the fissions' W.
+
+    Returns
+    -------
+    keep_model : bool
+        True when the ridge model is kept (risk_difference < 0).
+    risk_difference : float
+        The sum, over the FISSION_REPEATS fissions and the two ways round, of
+        (R(ridge) - R(intercept-only)) / B^2 on the held-out half, divided by
+        FISSION_REPEATS: twice the mean of the risk differences (the sign is the mean's).
+
+    Raises
+    ------
+    ValueError
+        For a `regularization` that is neither 'ada' nor a finite number >= 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.rfm import RandomFeatures, RFStatistics, release_statistics
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(20000, 2))
+    >>> y = np.sin(3 * X[:, 0]) + X[:, 1]
+    >>> features = RandomFeatures(2, 20, length_scale=0.5, layout="unit", intercept=True, random_state=0)
+    >>> released = release_statistics(RFStatistics(features, (-2, 2)).update(X, y), 1.0, 1e-6)
+    >>> from pysketch.rfm.ssp import choose_against_intercept
+    >>> keep, difference = choose_against_intercept(released, random_state=0)
+    >>> keep  # y depends strongly on x: the ridge model is kept
+    True
     """
     from .._random import as_generator
 
