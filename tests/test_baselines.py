@@ -115,3 +115,13 @@ def test_eugkm_sensitivity_brute_forced_budget_and_validation(data):
         args.update(kw)
         with pytest.raises(ValueError, match=match):
             EUGkM(**args).fit(data)
+
+
+@pytest.mark.parametrize("name", ["DPLloyd", "EUGkM"])
+def test_predict_before_fit_is_a_not_fitted_error(name):
+    import pysketch.baselines as baselines
+    from sklearn.exceptions import NotFittedError
+
+    model = getattr(baselines, name)(2, epsilon=1.0, bounds=(-1.0, 1.0))
+    with pytest.raises(NotFittedError, match=f"This {name} instance is not fitted yet"):
+        model.predict(np.zeros((3, 2)))

@@ -402,3 +402,20 @@ def test_auto_frequencies_balance_the_ridge_against_the_gram_diagonal():
     X, y = _data(3000)
     m = PrivateRFRegressor(1.0, bounds=([0, 0], [1, 1]), target_bounds=(-1, 3), random_state=0).fit(X, y)
     assert m.features_.n_frequencies == auto_frequencies(m.scaling_.count, 0.9, 0.9e-5)
+
+
+def test_release_scaling_refuses_a_bad_target_range_before_spending():
+    # release_scaling (the scaling's release from sums already taken) checked bounds but not
+    # target_bounds: reversed ones gave a clipping range with lower > upper, silently
+    from pysketch.privacy import BudgetAccountant
+    from pysketch.rfm.scaling import release_scaling, scaling_sums
+
+    X, y = np.random.default_rng(0).uniform(size=(100, 2)), np.random.default_rng(1).uniform(size=100)
+    total = scaling_sums(X, y, 0, np.zeros(2), np.ones(2), 0.0, 1.0)
+    acc = BudgetAccountant(10.0, 1e-3)
+    for bad in ((1.0, 0.0), (0.0, np.inf), (0.0,), "ab"):
+        with pytest.raises(ValueError, match="target_bounds"):
+            release_scaling(total, ([0, 0], [1, 1]), bad, 0.5, 1e-6, accountant=acc)
+    assert acc.spent == (0.0, 0.0)
+    lo, hi = release_scaling(total, ([0, 0], [1, 1]), (0, 1), 0.5, 1e-6, accountant=acc).target_range
+    assert 0.0 <= lo < hi <= 1.0

@@ -20,6 +20,7 @@ import numpy as np
 from .._checks import check_array, check_bounds, check_int, check_positive, check_relation, check_size
 from .._random import as_generator
 from ..cluster import CHUNK_VALUES
+from .._base import not_fitted_error
 from ..metrics import assign
 from ..privacy.budget import Budget
 from ..privacy.mechanisms import Laplace, check_epsilon
@@ -128,7 +129,7 @@ class DPLloyd:
         return self
 
     def predict(self, X):
-        return assign(check_array(X), self.cluster_centers_)
+        return _predict(self, X)
 
 
 class EUGkM:
@@ -261,4 +262,12 @@ class EUGkM:
         return self
 
     def predict(self, X):
-        return assign(check_array(X), self.cluster_centers_)
+        return _predict(self, X)
+
+
+def _predict(model, X):
+    """The index of the nearest centre of every record of X; scikit-learn's NotFittedError
+    before fit (it was an AttributeError)."""
+    if not hasattr(model, "cluster_centers_"):
+        raise not_fitted_error(model)
+    return assign(check_array(X), model.cluster_centers_)

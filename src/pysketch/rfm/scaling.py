@@ -192,12 +192,21 @@ def private_scaling(X, y, bounds, target_bounds, epsilon, delta, *, neighbouring
         records = Records(X, y)
     d = records.shape[1]
     lo, hi = check_bounds(tuple(bounds), d)
-    ylo, yhi = (float(v) for v in target_bounds)
-    if not ylo < yhi:
-        raise ValueError("target_bounds must have lower < upper")
+    ylo, yhi = _target_range(target_bounds)
     total = records.reduce(scaling_sums, add_sums, args=(lo, hi, ylo, yhi))
     return release_scaling(total, (lo, hi), (ylo, yhi), epsilon, delta, neighbouring=neighbouring,
                            accountant=accountant, insecure_seed=insecure_seed)
+
+
+def _target_range(target_bounds):
+    """(lo, hi) as floats, finite with lo < hi; ValueError otherwise."""
+    try:
+        ylo, yhi = (float(v) for v in target_bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"target_bounds must be a pair (lower, upper) of numbers, got {target_bounds!r}") from None
+    if not (math.isfinite(ylo) and math.isfinite(yhi) and ylo < yhi):
+        raise ValueError(f"target_bounds must be finite with lower < upper, got ({ylo!r}, {yhi!r})")
+    return ylo, yhi
 
 
 def scaling_sums(x, y, first_row, lo, hi, ylo, yhi):
@@ -311,7 +320,7 @@ def release_scaling(total, bounds, target_bounds, epsilon, delta, *, neighbourin
     total = np.asarray(total, dtype=np.float64)
     d = (total.shape[0] - 3) // 2
     lo, hi = check_bounds(tuple(bounds), d)
-    ylo, yhi = (float(v) for v in target_bounds)
+    ylo, yhi = _target_range(target_bounds)  # before the charge, as every check
     sens = scaling_sensitivity(d, neighbouring)
     budget = Budget(epsilon, delta, neighbouring=neighbouring, what="rfm.private_scaling", insecure_seed=insecure_seed)
     mech = budget.part("scaling").mechanism("gaussian", sens)
