@@ -419,3 +419,20 @@ def test_release_scaling_refuses_a_bad_target_range_before_spending():
     assert acc.spent == (0.0, 0.0)
     lo, hi = release_scaling(total, ([0, 0], [1, 1]), (0, 1), 0.5, 1e-6, accountant=acc).target_range
     assert 0.0 <= lo < hi <= 1.0
+
+
+def test_auto_frequencies_follow_the_relation():
+    # under 'replace' the Gram matrix's sensitivity is sqrt(2) times add/remove's, so the
+    # noise sigma_G is too, and p = (count / (8 sigma_G))^(2/3) shrinks by 2^(1/3)
+    from pysketch.privacy.mechanisms import analytic_gaussian_sigma
+    from pysketch.rfm.estimators import DEFAULT_SHARES, auto_frequencies
+
+    count, eps, delta = 2.0e5, 1.0, 1e-6
+    share = DEFAULT_SHARES[0] / sum(DEFAULT_SHARES)
+    for relation, relative in (("add_remove", math.sqrt(0.5)), ("replace", 1.0)):
+        sigma = analytic_gaussian_sigma(eps, delta, 1.0) * relative / math.sqrt(share)
+        p = (count / (8.0 * sigma)) ** (2.0 / 3.0)
+        assert auto_frequencies(count, eps, delta, neighbouring=relation) == int((p - 1.0) / 2.0)
+    assert auto_frequencies(count, eps, delta, neighbouring="replace") < auto_frequencies(count, eps, delta)
+    with pytest.raises(ValueError, match="neighbouring"):
+        auto_frequencies(count, eps, delta, neighbouring="swap")

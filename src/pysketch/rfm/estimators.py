@@ -39,7 +39,7 @@ import warnings
 import numpy as np
 
 from .._base import BUDGET_SHARES, CHANGING, RENAMED, BaseEstimator, RegressorMixin, not_fitted_error
-from .._checks import check_array, check_bounds, check_size
+from .._checks import check_array, check_bounds, check_relation, check_size
 from .._params import Array, Bounds, Interval, Options
 from ..privacy import PrivacyLeakWarning
 from ..privacy.mechanisms import PRIVACY_PARAMETERS, check_delta
@@ -68,11 +68,12 @@ AUTO_MIN_FREQUENCIES, AUTO_MAX_FREQUENCIES, AUTO_BOX_FREQUENCIES = 4, 512, 128
 AUTO_RIDGE_TO_DIAGONAL = 1.0 / 4.0
 
 
-def auto_frequencies(count, epsilon, delta, shares=DEFAULT_SHARES):
+def auto_frequencies(count, epsilon, delta, shares=DEFAULT_SHARES, neighbouring="add_remove"):
     """N for sketch_size='auto' (PrivateRFRegressor): the p = 2 N + 1 at which
     2 sqrt(p) sigma_G = AUTO_RIDGE_TO_DIAGONAL count / p = count / (4 p), sigma_G the noise
-    on the Gram matrix's entries of a release at (epsilon, delta) under add/remove
-    neighbours (:func:`pysketch.rfm.ssp.release_statistics`), i.e.
+    on the Gram matrix's entries of a release at (epsilon, delta) under the neighbouring
+    relation (:func:`pysketch.rfm.ssp.release_statistics`; G's sensitivity is sqrt(2)
+    larger under 'replace' than under 'add_remove'), i.e.
     p = (count / (8 sigma_G))^(2/3), N = (p - 1) / 2 within [AUTO_MIN_FREQUENCIES,
     AUTO_MAX_FREQUENCIES] = [4, 512].
 
@@ -86,6 +87,8 @@ def auto_frequencies(count, epsilon, delta, shares=DEFAULT_SHARES):
         Its delta.
     shares : three positive numbers, default DEFAULT_SHARES
         The shares of (G, b, lambda_min); only G's share matters here.
+    neighbouring : {'add_remove', 'replace'}, default 'add_remove'
+        The relation of the release.
 
     Returns
     -------
@@ -106,7 +109,11 @@ def auto_frequencies(count, epsilon, delta, shares=DEFAULT_SHARES):
     from ..privacy.mechanisms import analytic_gaussian_sigma
 
     share = float(np.asarray(shares, dtype=np.float64)[0] / np.sum(shares))
-    sigma_g = analytic_gaussian_sigma(epsilon, delta, 1.0) * math.sqrt(0.5) / math.sqrt(share)
+    check_relation(neighbouring)
+    # G's L2 sensitivity, relative to the unit: sqrt(1/2) under add/remove, 1 under replace
+    # (release_statistics' sensitivities, with a = 1)
+    relative = 1.0 if neighbouring == "replace" else math.sqrt(0.5)
+    sigma_g = analytic_gaussian_sigma(epsilon, delta, 1.0) * relative / math.sqrt(share)
     p = (max(float(count), 1.0) * AUTO_RIDGE_TO_DIAGONAL / (2.0 * sigma_g)) ** (2.0 / 3.0)
     return int(min(max((p - 1.0) / 2.0, AUTO_MIN_FREQUENCIES), AUTO_MAX_FREQUENCIES))
 
@@ -542,7 +549,7 @@ class PrivateRFRegressor(_RFRegressorBase):
             self.scaling_ = DataScaling(lo, hi - lo, tb, None, None)
             label_range = tb
         if auto and private and self.scaling == "private":
-            N = auto_frequencies(self.scaling_.count, eps, delta, self.shares)
+            N = auto_frequencies(self.scaling_.count, eps, delta, self.shares, self.neighbouring)
         self.features_ = self._features(d, N)
         # one pass: G and b of the standardised records, labels clipped to tb then to the label range
         gram, xty, count, outside, clipped = records.reduce(
