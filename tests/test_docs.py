@@ -197,8 +197,6 @@ _SECTIONS_PENDING = {
     "pysketch.rfm.scaling",
     "pysketch.rfm.solvers",
     "pysketch.rfm.ssp",
-    # ds39a's own modules, each removed from here by the commit that completes it
-    "pysketch.cli", "pysketch.estimators", "pysketch.pca",
 }
 
 
