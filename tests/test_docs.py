@@ -9,8 +9,8 @@ part starting with '_'; its public names are those of its ``__all__``. For each 
   found by following ``from ... import`` statements to the module that assigns it;
 - for a class or function (counted once, where it is defined), the numpydoc sections of
   issue 39 (item 4), read with numpydoc's own parser: Parameters, Returns, Raises as its
-  signature and source call for, and Examples with a doctest (see _required_sections);
-  the Sphinx doctest build (``-b doctest``) runs those examples;
+  signature and source call for, and Examples with a doctest (see _required_sections;
+  skipped without numpydoc); the Sphinx doctest build (``-b doctest``) runs the examples;
 - a row in the summary table of its module's page, docs/api/<module>.rst, which names the
   same object, and that object documented by an autodoc directive (``autoclass``,
   ``autofunction``, ``autodata``, ``autoexception``, ``automodule``) on some page.
@@ -308,7 +308,8 @@ def test_every_public_class_and_function_has_its_sections(obj):
 
 
 def test_the_pending_modules_define_public_objects():
-    # a stale entry (a module renamed, its objects moved) would skip nothing and hide nothing
+    # the set names defining modules only: an entry that defines nothing (a module renamed,
+    # its objects moved) would skip nothing and leave unclear what is still pending
     defining = {obj.__module__ for obj in PUBLIC_CALLABLES}
     assert _SECTIONS_PENDING <= defining, sorted(_SECTIONS_PENDING - defining)
 

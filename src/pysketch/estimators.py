@@ -1293,10 +1293,14 @@ class CompressiveGaussianMixture(DensityMixin, _CompressiveMixture):
     ----------
     n_components : int, default 1
         The number of Gaussians k.
-    sketch_size, kernel_scale, operator, n_init, dtype, pilot_size, batch_size, random_state, epsilon, delta, bounds, neighbouring, accountant
+    sketch_size, kernel_scale, operator, n_init, dtype, pilot_size, batch_size
         As for `CompressiveKMeans`.
-    frequency_law : {'auto', 'gaussian', 'adapted_radius', 'folded_gaussian', 'log_uniform'} or FrequencyLaw, default 'adapted_radius'
-        The law of the frequencies (the library's convention E||omega||^2 = d / sigma^2).
+    random_state, epsilon, delta, bounds, neighbouring, accountant
+        As for `CompressiveKMeans`.
+    frequency_law : str or FrequencyLaw, default 'adapted_radius'
+        The law of the frequencies: 'auto', 'gaussian', 'adapted_radius',
+        'folded_gaussian', 'log_uniform' or a law instance (the library's convention
+        E||omega||^2 = d / sigma^2).
     decoder : {'auto', 'clompr'} or another registered decoder of 'diagonal_gaussian' atoms, default 'auto'
         'clompr': the mixture decoded from the sketch alone. 'auto' (a clean `fit` only;
         private fits, `fit_sketch` and `partial_fit` decode with CL-OMPR): the pilot (at
