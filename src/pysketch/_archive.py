@@ -74,7 +74,17 @@ Archive.__doc__ = "What `read` returns: the metadata (without its checksum) and 
 
 class SketchFileError(ValueError):
     """A pysketch file that cannot be read: truncated, damaged, edited, oversize, of another
-    format or of a newer version (the message names the path and the cause)."""
+    format or of a newer version (the message names the path and the cause).
+
+    Examples
+    --------
+    >>> import pysketch
+    >>> try:
+    ...     pysketch.Sketch.load(pysketch.__file__)  # a Python source file, not a sketch
+    ... except pysketch.SketchFileError as exc:
+    ...     print(isinstance(exc, ValueError), "ZIP" in str(exc))
+    True True
+    """
 
 
 class _Refused(Exception):

@@ -269,9 +269,37 @@ COMFORT_EXPONENT = 6
 
 
 def check_data_magnitude(magnitude, what="the data"):
-    """ValueError unless `magnitude` (the largest abs(coordinate) of the data, or of public
-    bounds at the data's scale) is 0 or within [2**-504, 2**504], saying so in terms of the
-    data's scale. Returns it as a float."""
+    """The largest magnitude of the data, checked against the range of scales pysketch supports.
+
+    Parameters
+    ----------
+    magnitude : float
+        The largest abs(coordinate) of the data, or of public bounds at the data's scale.
+    what : str, default 'the data'
+        What the magnitude is of, for the message.
+
+    Returns
+    -------
+    float
+        `magnitude` as a float.
+
+    Raises
+    ------
+    ValueError
+        If `magnitude` is not finite, or is neither 0 nor within [2**-504, 2**504] (about
+        [1.9e-152, 5.2e151]): its square would over- or underflow float64. The message
+        says so in terms of the data's scale and gives a power of two to rescale by.
+
+    Examples
+    --------
+    >>> from pysketch.kernel_scale import check_data_magnitude
+    >>> check_data_magnitude(3.5)
+    3.5
+    >>> check_data_magnitude(1e200)
+    Traceback (most recent call last):
+        ...
+    ValueError: the magnitude of the data (1e+200) is outside the supported range ...
+    """
     m = float(magnitude)
     if not math.isfinite(m):
         raise ValueError(f"{what} must be finite, got a magnitude of {m}")
@@ -287,11 +315,36 @@ def check_data_magnitude(magnitude, what="the data"):
 
 
 def data_unit(magnitude, what="the data"):
-    """The power of two u in which the estimators decode data of largest magnitude
-    `magnitude` (exactly: the division only changes exponents): 1 when
-    the magnitude is 0 or within 2**+-COMFORT_EXPONENT, else the power of two nearest it.
-    ValueError (about the data's scale) outside the supported range (check_data_magnitude).
-    The unit is public when `magnitude` comes from public bounds."""
+    """The power of two u in which the estimators decode data of largest magnitude `magnitude`.
+
+    Dividing by u is exact (it only changes exponents). u is 1 when the magnitude is 0 or
+    lies in [2**-6, 2**6) (COMFORT_EXPONENT = 6), else the power of two 2**e with `magnitude`
+    in [2**(e - 1), 2**e): the smallest power of two strictly above the magnitude. The unit is public
+    when `magnitude` comes from public bounds.
+
+    Parameters
+    ----------
+    magnitude : float
+        The largest abs(coordinate) of the data (or of public bounds).
+    what : str, default 'the data'
+        What the magnitude is of, for the message of the range check.
+
+    Returns
+    -------
+    float
+        A power of two.
+
+    Raises
+    ------
+    ValueError
+        If the magnitude is outside the supported range (see `check_data_magnitude`).
+
+    Examples
+    --------
+    >>> from pysketch.kernel_scale import data_unit
+    >>> data_unit(3.0), data_unit(100.0), data_unit(1000.0), data_unit(0.001)
+    (1.0, 128.0, 1024.0, 0.001953125)
+    """
     m = check_data_magnitude(magnitude, what)
     if m == 0.0:
         return 1.0
@@ -306,11 +359,35 @@ MIN_WIDTH_EXPONENT = 1000
 
 
 def check_box_width(lower, upper, what="the bounds"):
-    """ValueError, about the data's scale, unless every width upper - lower of a box is
-    finite and at least 2**-MIN_WIDTH_EXPONENT (about 9.3e-302): the models that map the
-    records into the unit box (pysketch.m2m, pysketch.rfm) divide by the widths, which
-    overflows for subnormal widths (whose digits are lost anyway) and is undefined for
-    widths beyond float64. Those models work at any scale inside (they are scale-free)."""
+    """Check that every width upper - lower of a box is finite and at least 2**-1000.
+
+    The models that map the records into the unit box (pysketch.m2m, pysketch.rfm) divide by
+    the widths, which overflows for subnormal widths (whose digits are lost anyway) and is
+    undefined for widths beyond float64. Those models work at any scale inside (they are
+    scale-free).
+
+    Parameters
+    ----------
+    lower, upper : array_like of float
+        The box's lower and upper bounds (numbers, or one per column).
+    what : str, default 'the bounds'
+        What the box is, for the message.
+
+    Raises
+    ------
+    ValueError
+        If a width is not finite, negative, or below 2**-MIN_WIDTH_EXPONENT (about
+        9.3e-302); the message names the first such column and speaks of the data's scale.
+
+    Examples
+    --------
+    >>> from pysketch.kernel_scale import check_box_width
+    >>> check_box_width([0.0, -1.0], [1.0, 1.0])  # returns None: the widths are fine
+    >>> check_box_width([0.0, 0.0], [1.0, 1e-310])
+    Traceback (most recent call last):
+        ...
+    ValueError: the magnitude of the bounds's width (1e-310, column 1) is outside ...
+    """
     with np.errstate(over="ignore", invalid="ignore"):
         w = np.asarray(upper, dtype=np.float64) - np.asarray(lower, dtype=np.float64)
     w = np.atleast_1d(w)

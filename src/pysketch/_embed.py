@@ -54,6 +54,17 @@ def get_include():
     ------
     FileNotFoundError
         If the headers are not installed (an editable install).
+
+    Examples
+    --------
+    >>> import os
+    >>> import pysketch
+    >>> try:
+    ...     found = os.path.isfile(os.path.join(pysketch.get_include(), "fht.h"))
+    ... except FileNotFoundError:  # an editable install has no headers
+    ...     found = True
+    >>> found
+    True
     """
     return _installed("include", "fht.h")
 
@@ -73,6 +84,17 @@ def get_library_dir():
     ------
     FileNotFoundError
         If the library is not installed (an editable install).
+
+    Examples
+    --------
+    >>> import os
+    >>> import pysketch
+    >>> try:
+    ...     found = os.path.isfile(os.path.join(pysketch.get_library_dir(), "libpysketch_fht.a"))
+    ... except FileNotFoundError:  # an editable install has no library
+    ...     found = True
+    >>> found
+    True
     """
     return _installed("lib", f"lib{LIBRARY_NAME}.a")
 

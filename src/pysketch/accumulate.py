@@ -62,6 +62,31 @@ class SketchAccumulator:
         Seeds the masks (a 128-bit key drawn once, here); only with subsample_r. Record k of
         the stream (counting from 0 over all updates) gets the mask of (key, k), so the
         sketch does not depend on how the records are split into updates.
+
+    Raises
+    ------
+    TypeError
+        If `feature_map` is not a FeatureMap or a size is not an integer; from `update`,
+        when X is neither an array nor an iterable of 2-D batches (an item that is a tuple
+        included) or holds non-real numbers.
+    ValueError
+        If `subsample_scheme` or `random_state` is given without `subsample_r`, or the
+        subsampling does not suit the map; from `update`, when a batch is not 2-D, has
+        another number of columns than the map's input dimension, or holds NaN or infinity
+        (or, for a float32 map, a value beyond float32's range): nothing of that call is
+        added.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pysketch
+    >>> fm = pysketch.make_feature_map(2, 16, random_state=0)
+    >>> X = np.random.default_rng(0).normal(size=(100, 2))
+    >>> acc = pysketch.SketchAccumulator(fm)
+    >>> acc.update(X[:30]).update(np.array_split(X[30:], 7)).count  # an array, then batches
+    100
+    >>> np.allclose(acc.sketch().sum, fm.sketch(X).sum)
+    True
     """
 
     def __init__(

@@ -34,17 +34,65 @@ DEFAULT_SPLIT_EVERY = 8
 
 
 def is_dask_collection(X):
-    """True for a dask array, data frame or series (checked without importing dask)."""
+    """True for a dask array, data frame or series (checked without importing dask).
+
+    Parameters
+    ----------
+    X : object
+        Anything.
+
+    Returns
+    -------
+    bool
+        Whether X is an object of a ``dask`` module with a task graph.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dask.array as da
+    >>> from pysketch.blocks import is_dask_collection
+    >>> is_dask_collection(np.zeros((4, 2))), is_dask_collection(da.zeros((4, 2)))
+    (False, True)
+    """
     module = type(X).__module__ or ""
     return module.split(".")[0] == "dask" and hasattr(X, "__dask_graph__")
 
 
 def as_dask_array(X, name="X"):
-    """The records of a dask array or data frame: a 2-D dask array of real numbers whose
-    blocks hold every column (rechunked along the columns when needed; row blocks are kept).
+    """The records of a dask array or data frame as a 2-D dask array of real numbers.
 
-    A data frame must have numeric (or boolean) numpy columns; its row blocks are its
-    partitions, whose lengths may be unknown (``nan``) until computed."""
+    Its blocks hold every column (X is rechunked along the columns when needed; the row
+    blocks are kept). A data frame must have numeric (or boolean) numpy columns; its row
+    blocks are its partitions, whose lengths may be unknown (``nan``) until computed.
+
+    Parameters
+    ----------
+    X : dask.array.Array or dask.dataframe.DataFrame
+        The records, one per row.
+    name : str, default 'X'
+        The argument's name, for messages.
+
+    Returns
+    -------
+    dask.array.Array
+        X with one block along the columns.
+
+    Raises
+    ------
+    TypeError
+        If X is neither a dask array nor a data frame, a column of a data frame is not
+        numeric, or the array's dtype is not bool, integer or float.
+    ValueError
+        If the array is not 2-D.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from pysketch.blocks import as_dask_array
+    >>> A = as_dask_array(da.ones((6, 4), chunks=(3, 2)))
+    >>> A.shape, A.numblocks
+    ((6, 4), (2, 1))
+    """
     import dask.array as da
 
     if not isinstance(X, da.Array):
@@ -68,8 +116,38 @@ def as_dask_array(X, name="X"):
 
 
 def dask_records(X, name="X"):
-    """`as_dask_array` with known block lengths (a data frame's are counted: one pass) and
-    at least one record and one column; NaN and infinity are found by the passes."""
+    """`as_dask_array` with known block lengths and at least one record and one column.
+
+    The lengths of a data frame's partitions are counted (one pass over it). NaN and
+    infinity are not looked for here: the passes that read the records find them.
+
+    Parameters
+    ----------
+    X : dask.array.Array or dask.dataframe.DataFrame
+        The records, one per row.
+    name : str, default 'X'
+        The argument's name, for messages.
+
+    Returns
+    -------
+    dask.array.Array
+        2-D, one block along the columns, every row block's length known.
+
+    Raises
+    ------
+    ValueError
+        If X has no row or no column (and as `as_dask_array`).
+    TypeError
+        As `as_dask_array`.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from pysketch.blocks import dask_records
+    >>> A = dask_records(da.ones((6, 4), chunks=(4, 4)))
+    >>> A.shape, A.chunks[0]
+    ((6, 4), (4, 2))
+    """
     A = as_dask_array(X, name)
     if not np.isfinite(A.shape[0]):
         A = A.compute_chunk_sizes()
@@ -81,9 +159,35 @@ def dask_records(X, name="X"):
 
 
 def check_records(X, name="X"):
-    """The records of a fit: a finite float64 numpy array (`check_array`), or a dask
-    collection, which stays lazy (`dask_records`: its shape and dtype checked now, NaN and
-    infinity by the passes that read it)."""
+    """The records of a fit: a finite float64 numpy array, or a dask collection kept lazy.
+
+    Parameters
+    ----------
+    X : array_like or dask collection
+        The records, one per row. In memory it is checked by
+        ``pysketch._checks.check_array`` (2-D, at least one row and column, finite, converted
+        to float64); a dask collection goes through `dask_records` (its shape and dtype are
+        checked now, NaN and infinity by the passes that read it).
+    name : str, default 'X'
+        The argument's name, for messages.
+
+    Returns
+    -------
+    numpy.ndarray or dask.array.Array
+
+    Raises
+    ------
+    ValueError
+        If X is not 2-D, has no row or no column, or (in memory) holds NaN or infinity.
+    TypeError
+        If X is sparse, masked, or does not hold real numbers.
+
+    Examples
+    --------
+    >>> from pysketch.blocks import check_records
+    >>> check_records([[1, 2], [3, 4]]).dtype
+    dtype('float64')
+    """
     if is_dask_collection(X):
         return dask_records(X, name)
     return check_array(X, name)
@@ -121,10 +225,36 @@ def _aligned_call(block, fn, *args):
 
 
 def map_blocks(X, fn, *args, **kwargs):
-    """``X.map_blocks(fn, *args, **kwargs)`` for a dask array X, with every block aligned
-    before `fn` sees it: a block that crossed the network may sit unaligned in its buffer,
-    and the compiled core requires aligned arrays (a lazy transform, predict or rescaling of
-    records)."""
+    """``X.map_blocks(fn, *args, **kwargs)``, every block aligned before `fn` sees it.
+
+    A block that crossed the network may sit unaligned in its buffer, and the compiled core
+    requires aligned arrays: this is how pysketch maps a lazy transform, predict or
+    rescaling over the records.
+
+    Parameters
+    ----------
+    X : dask.array.Array
+        The records.
+    fn : callable
+        Called as ``fn(block, *args, **kwargs)`` on each (aligned) numpy block.
+    *args, **kwargs
+        Passed to `fn`, except the keywords that ``dask.array.Array.map_blocks`` itself
+        reads (``dtype``, ``chunks``, ``drop_axis``, ``new_axis``, ...).
+
+    Returns
+    -------
+    dask.array.Array
+        The lazy result.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dask.array as da
+    >>> from pysketch.blocks import map_blocks
+    >>> Y = map_blocks(da.ones((6, 2), chunks=3), np.multiply, 2.0)
+    >>> float(Y.sum().compute())
+    24.0
+    """
     return X.map_blocks(_aligned_call, fn, *args, **kwargs)
 
 
@@ -137,27 +267,54 @@ def _merge_all(combine, first, *rest):
 def map_reduce(X, block_fn, combine, *, args=(), batch_rows=None, split_every=DEFAULT_SPLIT_EVERY,
                need_offsets=False, name="X"):
     """One pass over the records of X: ``combine`` of ``block_fn(block, first_row, *args)``
-    over its blocks of rows; None when X has no block.
+    over its blocks of rows.
 
     Parameters
     ----------
     X : 2-D numpy array or memmap, dask array or dask data frame
+        The records, one per row (anything else numpy turns into a 2-D array).
     block_fn : callable
-        Called as ``block_fn(block, first_row, *args)``, it returns a partial result. `block` is a 2-D numpy array of consecutive records, `first_row` the index of its
+        Called as ``block_fn(block, first_row, *args)``, it returns a partial result.
+        `block` is a 2-D numpy array of consecutive records, `first_row` the index of its
         first record in X (None when unknown: a data frame's partitions of unknown length).
-        A module-level function (tasks refer to it by name on workers).
+        On a dask collection it must be a module-level function (tasks refer to it by name
+        on workers).
     combine : callable(a, b) -> merged
         Associative; it may merge b into a and return a.
-    args : tuple
+    args : tuple, default ()
         Passed to every call of `block_fn`; on a dask collection each enters the graph once.
     batch_rows : int, optional
         Rows per call of `block_fn` for a numpy array (default: about 8 MiB of input); a
         dask block is also passed to `block_fn` in batches of about 8 MiB, merged by
         `combine` inside its task.
-    split_every : int
+    split_every : int, default 8
         Partial results merged per node of the dask reduction tree (>= 2).
-    need_offsets : bool
+    need_offsets : bool, default False
         Raise ValueError, instead of passing None, when a dask block's first row is unknown.
+    name : str, default 'X'
+        The argument's name, for messages.
+
+    Returns
+    -------
+    object or None
+        The merged result; None when X has no block (a numpy array without rows).
+
+    Raises
+    ------
+    ValueError
+        If `split_every` is not an integer >= 2, a numpy X is not 2-D, or `need_offsets` is
+        set and a dask block's first row is unknown.
+    TypeError
+        If a dask X is not a 2-D array or data frame of real numbers (`as_dask_array`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.blocks import map_reduce
+    >>> def column_sums(block, first_row):
+    ...     return block.sum(axis=0)
+    >>> map_reduce(np.arange(12.0).reshape(6, 2), column_sums, np.add, batch_rows=4)
+    array([30., 36.])
     """
     if isinstance(split_every, (bool, np.bool_)) or not isinstance(split_every, numbers.Integral) \
             or split_every < 2:
@@ -207,14 +364,51 @@ def _dask_map_reduce(X, block_fn, combine, args, split_every, need_offsets, name
 
 
 def all_finite(a):
-    """True when no element of `a` (a 2-D C-contiguous float32 / float64 array) is NaN or
-    infinite: one pass in C++, no temporary (2 us for 10240 values, where np.isfinite took 9)."""
+    """Whether no element of `a` is NaN or infinite.
+
+    One pass in C++, no temporary (2 us for 10240 values, where np.isfinite took 9).
+
+    Parameters
+    ----------
+    a : numpy.ndarray
+        A 2-D C-contiguous float32 or float64 array.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.blocks import all_finite
+    >>> all_finite(np.ones((2, 3))), all_finite(np.array([[1.0, np.nan]]))
+    (True, False)
+    """
     return _core.all_finite(a)
 
 
 def update_column_bounds(x, lo, hi):
-    """lo / hi (float64, length d) <- the min / max of themselves and of every column of x
-    (n x d, finite): the bounding box merged across batches, in place, multi-threaded C++."""
+    """Merge the bounding box of the rows of `x` into (lo, hi), in place.
+
+    lo / hi become the min / max of themselves and of every column of x: the bounding box
+    merged across batches, in multi-threaded C++.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The (n, d) rows, finite, C-contiguous float64.
+    lo, hi : numpy.ndarray
+        float64 arrays of length d, updated in place (start from +inf and -inf).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.blocks import update_column_bounds
+    >>> lo, hi = np.full(2, np.inf), np.full(2, -np.inf)
+    >>> update_column_bounds(np.array([[1.0, 5.0], [3.0, -2.0]]), lo, hi)
+    >>> lo, hi
+    (array([ 1., -2.]), array([3., 5.]))
+    """
     _core.column_bounds(x, lo, hi)
 
 
@@ -240,8 +434,32 @@ def _merge_bounds(a, b):
 
 
 def column_bounds(X, name="X"):
-    """(min, max) of every column of X over all its records (float64 (d,) each), in one
-    pass; ValueError if a record holds NaN or infinity."""
+    """(min, max) of every column of X over all its records, in one pass.
+
+    Parameters
+    ----------
+    X : 2-D numpy array or memmap, dask array or dask data frame
+        The records, one per row.
+    name : str, default 'X'
+        The argument's name, for messages.
+
+    Returns
+    -------
+    lower, upper : numpy.ndarray
+        float64, shape (d,) each.
+
+    Raises
+    ------
+    ValueError
+        If X has no records, or a record holds NaN or infinity (the message names it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.blocks import column_bounds
+    >>> column_bounds(np.array([[1.0, 5.0], [3.0, -2.0]]))
+    (array([ 1., -2.]), array([3., 5.]))
+    """
     result = map_reduce(X, _bounds_block, _merge_bounds, name=name)
     if result is None:
         raise ValueError(f"{name} has no records")
@@ -259,8 +477,35 @@ def _merge_box(a, b):
 
 
 def box_stats(X, lo, hi, name="X"):
-    """(column min, column max, records with a coordinate outside [lo, hi], records) of X
-    in one pass."""
+    """The bounding box of X and how many of its records leave the box [lo, hi], in one pass.
+
+    Parameters
+    ----------
+    X : 2-D numpy array or memmap, dask array or dask data frame
+        The records, one per row.
+    lo, hi : array_like of float
+        The box (numbers, or one per column).
+    name : str, default 'X'
+        The argument's name, for messages.
+
+    Returns
+    -------
+    tuple
+        (column minima, column maxima (float64 arrays of shape (d,)), the number of records
+        with a coordinate outside [lo, hi], the number of records).
+
+    Raises
+    ------
+    ValueError
+        If X has no records, or a record holds NaN or infinity.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.blocks import box_stats
+    >>> box_stats(np.array([[0.5, 0.5], [2.0, 0.1], [0.2, 0.9]]), 0.0, 1.0)
+    (array([0.2, 0.1]), array([2. , 0.9]), 1, 3)
+    """
     lo = np.asarray(lo, dtype=np.float64)
     hi = np.asarray(hi, dtype=np.float64)
     result = map_reduce(X, _box_block, _merge_box, args=(lo, hi), name=name)
@@ -274,8 +519,30 @@ def _count_block(block, first_row):
 
 
 def row_count(X, name="X"):
-    """The number of records of X (a pass over a data frame whose partition lengths are
-    unknown; the shape otherwise)."""
+    """The number of records of X.
+
+    Read from the shape, except for a dask data frame whose partition lengths are unknown,
+    which takes one pass.
+
+    Parameters
+    ----------
+    X : array_like or dask collection
+        The records, one per row.
+    name : str, default 'X'
+        The argument's name, for messages.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dask.array as da
+    >>> from pysketch.blocks import row_count
+    >>> row_count(np.zeros((5, 2))), row_count(da.zeros((7, 2), chunks=3))
+    (5, 7)
+    """
     if is_dask_collection(X):
         A = as_dask_array(X, name)
         if np.isfinite(A.shape[0]):

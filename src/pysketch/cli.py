@@ -102,7 +102,43 @@ class _CommandError(Exception):
 
 
 def main(argv=None):
-    """Run the command line with `argv` (default: ``sys.argv[1:]``); returns the exit code."""
+    """Run the command line with `argv` (default: ``sys.argv[1:]``); returns the exit code.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments after ``pysketch``: a command (``info``, ``demo``, ``sketch``,
+        ``merge``, ``privatize``, ``fit``, ``query``) and its options (see the module
+        docstring and ``pysketch COMMAND --help``). None (the default) reads
+        ``sys.argv[1:]``; no command at all is ``info``.
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success, 141 (128 + SIGPIPE) when the reader of standard
+        output has gone.
+
+    Raises
+    ------
+    SystemExit
+        As argparse and the command line end: with status 2 and a message
+        ``pysketch COMMAND: error: ...`` on standard error for bad arguments and for
+        missing, damaged or unreadable files (the output file is then neither written nor
+        changed); 130 when interrupted; 0 after ``--help`` and ``--version``.
+
+    Examples
+    --------
+    >>> import contextlib, io, os, tempfile
+    >>> import numpy as np
+    >>> from pysketch.cli import main
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     data, sketch = os.path.join(folder, "x.npy"), os.path.join(folder, "s.npz")
+    ...     np.save(data, np.zeros((100, 3)))
+    ...     with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.redirect_stderr(io.StringIO()):
+    ...         status = main(["sketch", data, "-o", sketch, "--kernel-scale", "1"])
+    >>> status, "100 records from 1 file, d = 3" in out.getvalue()
+    (0, True)
+    """
     try:
         code = _main(argv)
         sys.stdout.flush()  # an output that fit in the buffer meets a closed pipe here

@@ -51,12 +51,28 @@ def nearest_centers(X, C, labels, d2):
 def check_chunk_size(chunk_size):
     """`chunk_size` checked: None (the default chunking) or an int >= 1, returned as int.
 
+    Parameters
+    ----------
+    chunk_size : int or None
+        Rows per chunk of a pass, or None for the default (about CHUNK_VALUES values per
+        temporary).
+
+    Returns
+    -------
+    int or None
+
     Raises
     ------
     TypeError
-        For anything that is not an integer.
+        For anything that is not an integer (a bool or a float included).
     ValueError
         Below 1.
+
+    Examples
+    --------
+    >>> from pysketch.cluster import check_chunk_size
+    >>> check_chunk_size(None), check_chunk_size(4096)
+    (None, 4096)
     """
     if chunk_size is None:
         return None
@@ -64,8 +80,35 @@ def check_chunk_size(chunk_size):
 
 
 def as_real_array(a, name):
-    """An ndarray of real numbers: float32/float64 arrays (memmaps too) as they are, other
-    real or integer inputs converted to float64. Complex, str or object data is refused."""
+    """An ndarray of real numbers for the chunked passes.
+
+    float32 and float64 arrays (memmaps too) are returned as they are; other real or
+    integer inputs are converted to float64. Complex, str or object data is refused.
+
+    Parameters
+    ----------
+    a : array_like
+        The numbers (any shape).
+    name : str
+        The argument's name, for messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        float32 or float64.
+
+    Raises
+    ------
+    TypeError
+        If `a` is masked, complex, or not numeric (``pysketch._checks.real_array``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.cluster import as_real_array
+    >>> as_real_array([1, 2], "x").dtype, as_real_array(np.ones(2, np.float32), "x").dtype
+    (dtype('float64'), dtype('float32'))
+    """
     if isinstance(a, np.ndarray) and a.dtype in FLOAT_DTYPES:
         return a
     arr = real_array(a, name)
@@ -80,7 +123,36 @@ def _all_finite(A, chunk):
 
 
 def check_data(X, name="X"):
-    """A 2-D (n, d) array of finite reals with n, d >= 1 (float32/float64 kept as is)."""
+    """The records of a pass: a 2-D (n, d) array of finite reals with n, d >= 1.
+
+    float32 and float64 arrays are kept as they are (memmaps are not copied); other inputs
+    become float64. Finiteness is checked chunk by chunk.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+        The records.
+    name : str, default 'X'
+        The argument's name, for messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        float32 or float64, shape (n, d).
+
+    Raises
+    ------
+    ValueError
+        If X is not 2-D, has no row or no column, or holds NaN or infinity.
+    TypeError
+        If X is masked, complex or not numeric.
+
+    Examples
+    --------
+    >>> from pysketch.cluster import check_data
+    >>> check_data([[1, 2], [3, 4]]).dtype
+    dtype('float64')
+    """
     A = real_rows(as_real_array(X, name), name)
     if not _all_finite(A, max(1, CHUNK_VALUES // A.shape[1])):
         raise ValueError(f"{name} must be finite; it holds NaN or infinite values")
@@ -88,7 +160,38 @@ def check_data(X, name="X"):
 
 
 def check_matrix(C, d, name, rows_name="k"):
-    """A 2-D (rows, d) float64 array of finite reals with rows >= 1."""
+    """A 2-D (rows, d) float64 array of finite reals with rows >= 1 (centres, means,
+    variances).
+
+    Parameters
+    ----------
+    C : array_like
+        The matrix.
+    d : int
+        The number of columns it must have.
+    name : str
+        The argument's name, for messages.
+    rows_name : str, default 'k'
+        What its number of rows is called, for messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape (rows, d).
+
+    Raises
+    ------
+    ValueError
+        If C is not 2-D with `d` columns and at least one row, or holds NaN or infinity.
+    TypeError
+        If C is masked, complex or not numeric.
+
+    Examples
+    --------
+    >>> from pysketch.cluster import check_matrix
+    >>> check_matrix([[0, 1], [2, 3]], 2, "centers").shape
+    (2, 2)
+    """
     A = as_real_array(C, name).astype(np.float64, copy=False)
     if A.ndim != 2 or A.shape[1] != d or A.shape[0] < 1:
         raise ValueError(
@@ -103,12 +206,27 @@ def check_matrix(C, d, name, rows_name="k"):
 def check_tol(tol):
     """`tol` as a float: a finite real number >= 0 (not bool).
 
+    Parameters
+    ----------
+    tol : float
+        A stopping tolerance.
+
+    Returns
+    -------
+    float
+
     Raises
     ------
     TypeError
         For anything that is not a real number.
     ValueError
         For a negative or non-finite number.
+
+    Examples
+    --------
+    >>> from pysketch.cluster import check_tol
+    >>> check_tol(1e-4), check_tol(0)
+    (0.0001, 0.0)
     """
     if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, numbers.Real):
         raise TypeError(f"tol must be a finite real number >= 0; got {tol!r} of type {type(tol).__name__}")
@@ -119,8 +237,27 @@ def check_tol(tol):
 
 
 def rows_per_chunk(chunk_size, k, d):
-    """The rows of one chunk: `chunk_size` when given, else as many rows of k distances
-    and 2 d coordinates as fit in CHUNK_VALUES float64 values (at least one)."""
+    """The rows of one chunk of a pass.
+
+    Parameters
+    ----------
+    chunk_size : int or None
+        A checked `chunk_size` (`check_chunk_size`); returned when given.
+    k, d : int
+        Distances and coordinates per row.
+
+    Returns
+    -------
+    int
+        `chunk_size`, else as many rows of k distances and 2 d coordinates as fit in
+        CHUNK_VALUES (2**20) float64 values, at least one.
+
+    Examples
+    --------
+    >>> from pysketch.cluster import rows_per_chunk
+    >>> rows_per_chunk(None, 8, 2), rows_per_chunk(100, 8, 2)
+    (87381, 100)
+    """
     if chunk_size is not None:
         return chunk_size
     return max(1, CHUNK_VALUES // (k + 2 * d))
@@ -137,8 +274,34 @@ def rows_per_chunk(chunk_size, k, d):
 
 
 def chunk_rows(X, start, stop, buf):
-    """Rows [start, stop) of X as float64: a view when X is float64, else converted into
-    the (rows, d) float64 buffer `buf`."""
+    """Rows [start, stop) of X as float64: a view when X is float64, else converted into the
+    (rows, d) float64 buffer `buf`.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        float32 or float64 records (a memmap is read only at these rows).
+    start, stop : int
+        The rows to read.
+    buf : numpy.ndarray
+        A float64 work buffer of at least stop - start rows and d columns (`work_buffers`),
+        used only when X is not float64.
+
+    Returns
+    -------
+    numpy.ndarray
+        (stop - start, d) float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.cluster import chunk_rows, work_buffers
+    >>> X = np.arange(8, dtype=np.float32).reshape(4, 2)
+    >>> (buf,) = work_buffers(2, 2)
+    >>> chunk_rows(X, 2, 4, buf)
+    array([[4., 5.],
+           [6., 7.]])
+    """
     if X.dtype == np.float64:
         return np.asarray(X[start:stop])
     out = buf[: stop - start]
@@ -147,7 +310,25 @@ def chunk_rows(X, start, stop, buf):
 
 
 def work_buffers(rows, *widths):
-    """Work buffers of shape (rows, w) (or (rows,) for w None), float64."""
+    """Work buffers of shape (rows, w) (or (rows,) for w None), float64, uninitialized.
+
+    Parameters
+    ----------
+    rows : int
+        Rows of every buffer.
+    *widths : int or None
+        One buffer per width.
+
+    Returns
+    -------
+    list of numpy.ndarray
+
+    Examples
+    --------
+    >>> from pysketch.cluster import work_buffers
+    >>> [b.shape for b in work_buffers(16, 3, None)]
+    [(16, 3), (16,)]
+    """
     return [np.empty(rows) if w is None else np.empty((rows, w)) for w in widths]
 
 
@@ -159,10 +340,44 @@ def scan(X, centers, shift, rows, labels_out=None, dist_out=None, disp=None):
     numbers small); the squared distance to it is then recomputed from the difference
     x - c, in the original coordinates. Ties go to the lowest index.
 
-    Optionally writes the labels and distances into (n,) arrays, and accumulates into
-    `disp` (k, d) the sum over the records of each center of x - c (Lloyd's update is
-    c + disp / count: a center whose records all equal it does not move, exactly).
-    Returns (total squared distance, counts per center if `disp` is given, else None).
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Validated (n, d) records (`check_data`), float32 or float64.
+    centers : numpy.ndarray
+        Validated (k, d) float64 centers.
+    shift : numpy.ndarray
+        (d,) float64, subtracted from records and centers in the products (their mean).
+    rows : int
+        Rows per chunk (`rows_per_chunk`).
+    labels_out, dist_out : numpy.ndarray, optional
+        (n,) arrays that receive the labels and the squared distances.
+    disp : numpy.ndarray, optional
+        A (k, d) float64 array into which the sum over the records of each center of x - c
+        is added (Lloyd's update is c + disp / count: a center whose records all equal it
+        does not move, exactly).
+
+    Returns
+    -------
+    total : float
+        The sum of the squared distances (the SSE).
+    counts : numpy.ndarray or None
+        Records per center (int64, (k,)) when `disp` is given, else None.
+
+    Raises
+    ------
+    ValueError
+        If the squared distances overflow float64 (data or centers beyond about 1e154).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 10.0], [10.0, 11.0]])
+    >>> from pysketch.cluster import scan
+    >>> C = np.array([[0.0, 0.5], [10.0, 10.5]])
+    >>> labels = np.empty(4, dtype=np.intp)
+    >>> scan(X, C, C.mean(axis=0), 2, labels_out=labels), labels
+    ((1.0, None), array([0, 0, 1, 1]))
     """
     n, d = X.shape
     k = centers.shape[0]
@@ -213,7 +428,29 @@ def _overflow():
 
 
 def total_sse(X, C, chunk_size):
-    """SSE of validated data and centers."""
+    """SSE of validated data and centers: `scan`'s total, shifted by the centers' mean.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Validated (n, d) records (`check_data`).
+    C : numpy.ndarray
+        Validated (k, d) float64 centers (`check_matrix`).
+    chunk_size : int or None
+        Rows per chunk, or None for the default.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 10.0], [10.0, 11.0]])
+    >>> from pysketch.cluster import total_sse
+    >>> total_sse(X, np.array([[0.0, 0.5], [10.0, 10.5]]), None)
+    1.0
+    """
     total, _ = scan(X, C, C.mean(axis=0), rows_per_chunk(chunk_size, C.shape[0], X.shape[1]))
     return total
 
@@ -236,6 +473,22 @@ def assign(X, centers, *, chunk_size=None, return_distances=False):
     labels : ndarray of shape (n,), numpy.intp
         Ties (equal computed scores) go to the lowest index.
     distances : ndarray of shape (n,), float64, only if `return_distances`
+
+    Raises
+    ------
+    ValueError
+        If X or `centers` is not 2-D with matching columns, is empty, or holds NaN or
+        infinity, or `chunk_size` is below 1.
+    TypeError
+        If X or `centers` is not numeric, or `chunk_size` is not an integer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 10.0], [10.0, 11.0]])
+    >>> from pysketch.metrics import assign
+    >>> assign(X, [[0.0, 0.5], [10.0, 10.5]])
+    array([0, 0, 1, 1])
     """
     X = check_data(X)
     C = check_matrix(centers, X.shape[1], "centers")
@@ -312,7 +565,25 @@ def _sample_d2(rng, weights, size, block):
 
 def local_trials(k, n_local_trials):
     """Candidates per greedy k-means++ step: 2 + floor(ln k) by default (the setting of
-    scikit-learn's k-means++, a fact, not its code)."""
+    scikit-learn's k-means++, a fact, not its code).
+
+    Parameters
+    ----------
+    k : int
+        Number of centers.
+    n_local_trials : int or None
+        A checked number of candidates, returned as is; None for the default.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from pysketch.cluster import local_trials
+    >>> local_trials(8, None), local_trials(8, 1)
+    (4, 1)
+    """
     if n_local_trials is None:
         return 2 + int(math.log(k))
     return n_local_trials
@@ -334,8 +605,38 @@ def kmeans_pp_seed(X, k, shift, rng, rows, d2, n_local_trials):
     k-means++. If every record coincides with a chosen center (sum D^2 = 0), candidates
     are drawn uniformly.
 
-    Returns the (k, d) seeds (copies of records); `d2` (n,) is used as work space and
-    ends up holding the squared distances to the nearest seed.
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Validated (n, d) records (`check_data`).
+    k : int
+        Number of seeds, 1 <= k <= n.
+    shift : numpy.ndarray
+        (d,) float64, the data mean (for ranking the candidates).
+    rng : numpy.random.Generator
+        Draws the seeds.
+    rows : int
+        Rows per chunk (`rows_per_chunk`).
+    d2 : numpy.ndarray
+        (n,) float64 work space; it ends up holding the squared distances to the nearest
+        seed.
+    n_local_trials : int
+        Candidates per step (`local_trials`); 1 is plain k-means++.
+
+    Returns
+    -------
+    numpy.ndarray
+        The (k, d) float64 seeds (copies of records).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 10.0], [10.0, 11.0]])
+    >>> from pysketch.cluster import kmeans_pp_seed
+    >>> d2 = np.empty(4)
+    >>> seeds = kmeans_pp_seed(X, 2, X.mean(axis=0), np.random.default_rng(0), 4, d2, 2)
+    >>> np.sort(seeds[:, 0]), d2  # a seed in each group; the distances to the nearest
+    (array([ 0., 10.]), array([0., 1., 1., 0.]))
     """
     n, d = X.shape
     centers = np.empty((k, d))
@@ -392,8 +693,44 @@ def lloyd(X, centers, shift, max_iter, tol_abs, rows, labels, prev, dist):
     scikit-learn convention for `tol`), or after `max_iter` iterations. `shift` only
     serves the nearest-center products (see scan).
 
-    `labels`, `prev` (int32 (n,)) and `dist` (float64 (n,)) are work space.
-    Returns (centers, SSE of these centers, iterations).
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Validated (n, d) records (`check_data`).
+    centers : numpy.ndarray
+        (k, d) float64 starting centers, updated in place.
+    shift : numpy.ndarray
+        (d,) float64 (the data mean), for the products of `scan`.
+    max_iter : int
+        At most this many iterations (>= 1).
+    tol_abs : float
+        Stop when the centers move by at most this much in total squared distance.
+    rows : int
+        Rows per chunk (`rows_per_chunk`).
+    labels, prev : numpy.ndarray
+        (n,) int32 work space.
+    dist : numpy.ndarray
+        (n,) float64 work space.
+
+    Returns
+    -------
+    centers : numpy.ndarray
+        The (k, d) centers (the array passed in).
+    sse : float
+        The SSE of these centers.
+    n_iter : int
+        The iterations run.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 10.0], [10.0, 11.0]])
+    >>> from pysketch.cluster import lloyd
+    >>> C = np.array([[0.0, 0.0], [10.0, 10.0]])
+    >>> work = np.empty(4, np.int32), np.empty(4, np.int32), np.empty(4)
+    >>> lloyd(X, C, X.mean(axis=0), 300, 0.0, 4, *work)
+    (array([[ 0. ,  0.5],
+           [10. , 10.5]]), 1.0, 2)
     """
     k, d = centers.shape
     have_prev = False
@@ -424,7 +761,48 @@ def lloyd(X, centers, shift, max_iter, tol_abs, rows, labels, prev, dist):
 
 def kmeans(X, k, n_init, max_iter, tol, rng, chunk_size, n_local_trials=None):
     """Best of `n_init` runs of greedy k-means++ seeding + Lloyd, on validated data.
-    Returns (centers, SSE) with the SSE computed exactly as sse(X, centers) does."""
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Validated (n, d) records (`check_data`).
+    k : int
+        Number of centers, 1 <= k <= n.
+    n_init : int
+        Runs; the one of lowest SSE is kept.
+    max_iter : int
+        Lloyd iterations per run.
+    tol : float
+        Relative tolerance: a run stops when the centers move by at most `tol` times the
+        mean per-feature variance of X (see `kmeans_plus_plus`).
+    rng : numpy.random.Generator
+        Draws the seeds.
+    chunk_size : int or None
+        Rows per chunk.
+    n_local_trials : int, optional
+        Candidates per seeding step (default ``2 + floor(ln k)``).
+
+    Returns
+    -------
+    centers : numpy.ndarray
+        (k, d) float64.
+    sse : float
+        Computed exactly as ``sse(X, centers)`` computes it.
+
+    Raises
+    ------
+    ValueError
+        If the squared distances of X overflow float64 (records beyond about 1e154).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 10.0], [10.0, 11.0]])
+    >>> from pysketch.cluster import kmeans
+    >>> centers, sse = kmeans(X, 2, 3, 300, 1e-4, np.random.default_rng(0), None)
+    >>> np.sort(centers[:, 1]), sse
+    (array([ 0.5, 10.5]), 1.0)
+    """
     n, d = X.shape
     rows = rows_per_chunk(chunk_size, k, d)
     mean, mean_var = _mean_and_variance(X, rows)
@@ -496,6 +874,24 @@ def kmeans_plus_plus(
     centers : ndarray of shape (k, d), float64
     sse : float
         ``sse(X, centers)`` of the returned centers.
+
+    Raises
+    ------
+    ValueError
+        If k > n, an argument is below its minimum, or X is not 2-D, empty, or holds NaN
+        or infinity.
+    TypeError
+        If k, n_init, max_iter, n_local_trials or chunk_size is not an integer, or tol is
+        not a real number.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 10.0], [10.0, 11.0]])
+    >>> from pysketch.metrics import kmeans_plus_plus
+    >>> centers, sse = kmeans_plus_plus(X, 2, random_state=0)
+    >>> np.sort(centers[:, 1]), sse
+    (array([ 0.5, 10.5]), 1.0)
     """
     X = check_data(X)
     n = X.shape[0]
@@ -531,18 +927,65 @@ def _weighted_scores(P, C, p_sq):
 
 def weighted_kmeans(points, weights, k, *, n_init=3, max_iter=300, tol=1e-4, random_state=None,
                     n_local_trials=None):
-    """k centres minimizing sum_i w_i min_j ||p_i - c_j||^2 for weighted points: greedy
-    k-means++ seeding with probabilities proportional to w D^2 (Arthur & Vassilvitskii
-    2007, sec. 2.2, with weights; the greedy form of `kmeans_pp_seed`), then Lloyd's
-    iterations with weighted means, best of `n_init` runs.
+    """k centres minimizing sum_i w_i min_j ||p_i - c_j||^2 for weighted points.
+
+    Greedy k-means++ seeding with probabilities proportional to w D^2 (Arthur &
+    Vassilvitskii 2007, sec. 2.2, with weights; the greedy form of `kmeans_pp_seed`), then
+    Lloyd's iterations with weighted means, best of `n_init` runs.
 
     This is the reduction step of the decoders (the cells of a noisy histogram, the
     sigma points of a mixture): up to some 10^6 points held in memory. Points of weight 0
     are ignored; when at most k points have a positive weight, they are the centres (the
     heaviest repeated to make k, with weight 0 for the copies).
 
-    Returns (centers (k, d), weights of the centres (k,), summing to the total weight,
-    cost)."""
+    Parameters
+    ----------
+    points : array_like of shape (n, d)
+        Finite points.
+    weights : array_like of shape (n,)
+        Finite, >= 0, not all 0.
+    k : int
+        Number of centres, >= 1.
+    n_init : int, default 3
+        Runs; the one of lowest cost is kept.
+    max_iter : int, default 300
+        Lloyd iterations per run.
+    tol : float, default 1e-4
+        A run stops when the centres move by at most `tol` times the weighted mean
+        per-coordinate variance of the points, in total squared distance (or when the
+        assignment no longer changes).
+    random_state : None, int or numpy.random.Generator
+        Seeds the seeding.
+    n_local_trials : int, optional
+        Candidates per seeding step (default ``2 + floor(ln k)``).
+
+    Returns
+    -------
+    centers : numpy.ndarray
+        (k, d) float64.
+    center_weights : numpy.ndarray
+        (k,) float64, the weight of the points of each centre (summing to the total
+        weight).
+    cost : float
+        sum_i w_i min_j ||p_i - c_j||^2.
+
+    Raises
+    ------
+    ValueError
+        If the weights are not n finite numbers >= 0, are all 0, or an argument is below
+        its minimum (and as `check_data` for the points).
+    TypeError
+        If k, n_init or max_iter is not an integer, or tol is not a real number.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.cluster import weighted_kmeans
+    >>> points = np.array([[0.0], [1.0], [10.0], [11.0]])
+    >>> weighted_kmeans(points, [1, 3, 1, 1], 2, random_state=0)
+    (array([[ 0.75],
+           [10.5 ]]), array([4., 2.]), 1.25)
+    """
     P = check_data(points, "points").astype(np.float64, copy=False)
     n, d = P.shape
     w = np.asarray(real_array(weights, "weights"), dtype=np.float64)
@@ -614,8 +1057,9 @@ def weighted_kmeans(points, weights, k, *, n_init=3, max_iter=300, tol=1e-4, ran
 
 
 def diagonal_gmm(X, k, *, n_init=1, max_iter=200, tol=1e-6, var_floor=1e-6, random_state=None):
-    """A mixture of k Gaussians with diagonal covariances fitted to the records X by EM
-    (Dempster, Laird & Rubin 1977), each run started from the k-means of X
+    """A mixture of k Gaussians with diagonal covariances fitted to the records X by EM.
+
+    EM (Dempster, Laird & Rubin 1977), each run started from the k-means of X
     (kmeans_plus_plus, one seeding) and the run of highest likelihood kept.
 
     A run stops when the mean log-likelihood per record gains less than `tol` times its
@@ -625,8 +1069,50 @@ def diagonal_gmm(X, k, *, n_init=1, max_iter=200, tol=1e-6, var_floor=1e-6, rand
     the likelihood bounded on coordinates of few values. For the clean estimator's pilot
     (pysketch.CompressiveGaussianMixture); not a substitute for a full EM library.
 
-    Returns (weights (k,), means (k, d), variances (k, d), mean log-likelihood per record
-    of X under them).
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+        Finite records.
+    k : int
+        Number of components, 1 <= k <= n.
+    n_init : int, default 1
+        Runs.
+    max_iter : int, default 200
+        EM iterations per run.
+    tol : float, default 1e-6
+        Relative gain of the mean log-likelihood below which a run stops.
+    var_floor : float, default 1e-6
+        The variance floor, relative to the data's mean per-coordinate variance.
+    random_state : None, int or numpy.random.Generator
+        Seeds the k-means starts.
+
+    Returns
+    -------
+    weights : numpy.ndarray
+        (k,).
+    means : numpy.ndarray
+        (k, d).
+    variances : numpy.ndarray
+        (k, d), the diagonal covariances.
+    log_likelihood : float
+        The mean log-likelihood per record of X under the mixture.
+
+    Raises
+    ------
+    ValueError
+        If X is not 2-D, is empty or holds NaN or infinity, k > n, or k, n_init or
+        max_iter is below 1.
+    TypeError
+        If X is not numeric, or k, n_init or max_iter is not an integer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 10.0], [10.0, 11.0]])
+    >>> from pysketch.cluster import diagonal_gmm
+    >>> weights, means, variances, ll = diagonal_gmm(X, 2, random_state=0)
+    >>> np.round(weights, 3), np.round(np.sort(means[:, 1]), 3)
+    (array([0.5, 0.5]), array([ 0.5, 10.5]))
     """
     from scipy.special import logsumexp
 

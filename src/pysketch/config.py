@@ -21,7 +21,32 @@ __all__ = ["main"]
 
 
 def main(argv=None):
-    """Print the flags named in `argv` (default: ``sys.argv[1:]``); return the exit status."""
+    """Print the flags named in `argv` (default: ``sys.argv[1:]``); return the exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Any of ``'--cflags'``, ``'--libs'``, ``'--include'``, ``'--libdir'``, in the order
+        their values are printed (on one line, to standard output). None (the default)
+        reads ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0 when the flags were printed; 1 when the package has no headers or library (an
+        editable install), the reason printed to standard error; 2 when `argv` is empty
+        or holds another argument, the usage printed to standard error.
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> from pysketch.config import main
+    >>> out, err = io.StringIO(), io.StringIO()
+    >>> with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    ...     status = main(["--cflags", "--libs"])
+    >>> status == 1 or out.getvalue().split()[-1] == "-lpysketch_fht"  # 1: an editable install
+    True
+    """
     args = sys.argv[1:] if argv is None else list(argv)
     known = {
         "--cflags": lambda: "-I" + get_include(),

@@ -808,7 +808,25 @@ def _warn_wide_box(data_lo, data_hi, lo, hi):
 
 
 class BoundsWarning(UserWarning):
-    """The public box given as ``bounds`` is much wider than the data."""
+    """The public box given as ``bounds`` is much wider than the data.
+
+    Emitted by a private `fit` when the records span under WIDE_BOX_FILL (25%) of the box's
+    width on average over the coordinates: the noise and the decoder's search grow with the
+    box, so a tighter public box gives better centres. The warning goes to the caller, who
+    holds the data; nothing about it is released.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> import pysketch
+    >>> X = np.random.default_rng(0).uniform(0, 1, size=(2000, 2))
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = pysketch.CompressiveKMeans(2, epsilon=1.0, bounds=([-10, -10], [10, 10])).fit(X)
+    >>> any(w.category is pysketch.BoundsWarning for w in caught)
+    True
+    """
 
 
 def _bounds(X, lo=None, hi=None):
@@ -1015,6 +1033,46 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     data_unit_ : float
         The power of two in which ``inertia_`` and score are summed (see "Data scale"; 1 for a
         box whose largest abs(coordinate) is within 2^+-6).
+
+    Raises
+    ------
+    ValueError
+        From `fit`, `fit_sketch` and `partial_fit`: a parameter that is not valid (checked
+        before anything is read or charged), fewer records than n_clusters, records that are not
+        2-D, hold NaN or infinity, or lie outside the supported range of magnitudes, a
+        sketch that is empty or that the decoder cannot read, `partial_fit` with epsilon,
+        or (from `predict` and the like) records of another number of features. A
+        BudgetError (a ValueError) when the accountant cannot pay (epsilon, delta).
+    TypeError
+        If a size parameter is not an integer, or `fit_sketch` is given something other
+        than a Sketch.
+    sklearn.exceptions.NotFittedError
+        From the methods that need a fitted model, before `fit` (a ValueError without
+        scikit-learn).
+
+    Warns
+    -----
+    BoundsWarning
+        From a private `fit`, when the public box is much wider than the data.
+    pysketch.privacy.PrivacyLeakWarning
+        From a private `fit` that reads the data where the guarantee wants public
+        knowledge (no bounds, or a kernel scale estimated from a raw pilot).
+    RuntimeWarning
+        When records lie outside the bounds (kept in a clean sketch, clipped in a private
+        one).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pysketch
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(0, 1, (500, 2)), rng.normal(8, 1, (500, 2))])
+    >>> km = pysketch.CompressiveKMeans(2, random_state=0).fit(X)
+    >>> km.sketch_size_, np.allclose(np.sort(km.cluster_centers_, axis=0), [[0, 0], [8, 8]], atol=0.5)
+    (40, True)
+    >>> private = pysketch.CompressiveKMeans(2, epsilon=1.0, bounds=([-4, -4], [12, 12])).fit(X)
+    >>> private.cluster_centers_.shape  # the noise is drawn from the OS: values vary
+    (2, 2)
     """
 
     _task = "kmeans"
@@ -1219,10 +1277,22 @@ class CompressiveGaussianMixture(DensityMixin, _CompressiveMixture):
     """Gaussian mixture with diagonal covariances learned from a sketch (CL-OMPR with
     Gaussian atoms; Keriven et al. 2017).
 
-    Parameters are those of CompressiveKMeans with n_components for n_clusters; the
+    The parameters are those of CompressiveKMeans with n_components for n_clusters; the
     default frequency law is 'adapted_radius' and kernel_scale 'auto' estimates the
     cluster scale from a pilot sketch (Keriven et al.'s fit of the sketch's decay).
 
+    Parameters
+    ----------
+    n_components : int, default 1
+        The number of Gaussians k.
+    sketch_size, kernel_scale, operator, n_init, dtype, pilot_size, batch_size
+        As for `CompressiveKMeans`.
+    random_state, epsilon, delta, bounds, neighbouring, accountant
+        As for `CompressiveKMeans`.
+    frequency_law : str or FrequencyLaw, default 'adapted_radius'
+        The law of the frequencies: 'auto', 'gaussian', 'adapted_radius',
+        'folded_gaussian', 'log_uniform' or a law instance (the library's convention
+        E||omega||^2 = d / sigma^2).
     decoder : {'auto', 'clompr'} or another registered decoder of 'diagonal_gaussian' atoms, default 'auto'
         'clompr': the mixture decoded from the sketch alone. 'auto' (a clean `fit` only;
         private fits, `fit_sketch` and `partial_fit` decode with CL-OMPR): the pilot (at
@@ -1239,9 +1309,36 @@ class CompressiveGaussianMixture(DensityMixin, _CompressiveMixture):
     weights_ : (n_components,)
     means_ : (n_components, n_features)
     covariances_ : (n_components, n_features) (diagonals)
-    sketch_, sketch_size_, kernel_scale_, timings_, residual_, n_features_in_, n_iter_,
-    decoder_, selected_
+    sketch_, sketch_size_, kernel_scale_, timings_, residual_, n_features_in_, n_iter_, decoder_, selected_
         As in CompressiveKMeans.
+
+    Raises
+    ------
+    ValueError
+        From `fit`, `fit_sketch` and `partial_fit`: a parameter that is not valid (checked
+        before anything is read or charged), fewer records than n_components, records that are not
+        2-D, hold NaN or infinity, or lie outside the supported range of magnitudes, a
+        sketch that is empty or that the decoder cannot read, `partial_fit` with epsilon,
+        or (from `predict` and the like) records of another number of features. A
+        BudgetError (a ValueError) when the accountant cannot pay (epsilon, delta).
+    TypeError
+        If a size parameter is not an integer, or `fit_sketch` is given something other
+        than a Sketch.
+    sklearn.exceptions.NotFittedError
+        From the methods that need a fitted model, before `fit` (a ValueError without
+        scikit-learn).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pysketch
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(0, 1, (500, 2)), rng.normal(8, 1, (500, 2))])
+    >>> gmm = pysketch.CompressiveGaussianMixture(2, random_state=0).fit(X)
+    >>> gmm.covariances_.shape, np.allclose(gmm.weights_.sum(), 1.0)
+    ((2, 2), True)
+    >>> np.allclose(np.sort(gmm.means_, axis=0), [[0, 0], [8, 8]], atol=0.5)
+    True
     """
 
     _task = "gmm"

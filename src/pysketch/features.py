@@ -63,14 +63,16 @@ class FeatureMap(Stateful):
     ``FeatureMap(operator, kind, dither=None, random_state=None)`` makes the map of the
     registered `kind` ('complex', 'real', 'quantized', 'quadratic', or any map
     registered later); each kind is a subclass that owns its layout, its nonlinearity,
-    its sensitivities and how a decoder reads its mean sketch.
+    its sensitivities and how a decoder reads its mean sketch. `make_feature_map` draws
+    the operator and the map together.
 
     Parameters
     ----------
     operator : FrequencyOperator
         Omega (d x m).
     kind : str
-        The registered name of the map (FEATURE_KINDS lists them).
+        The registered name of the map (FEATURE_KINDS lists them); optional when a
+        subclass is called, which must then be its own kind.
     dither : None, 'random' or array of shape (m,)
         The phases u, in [0, 2 pi). 'random' draws them uniformly from `random_state`
         (required for 'quantized', where None means 'random'); not allowed for
@@ -78,6 +80,25 @@ class FeatureMap(Stateful):
     random_state : None, int or numpy Generator
         Used only to draw the dither.
 
+    Raises
+    ------
+    TypeError
+        If `operator` is not a FrequencyOperator; from `subsampling_spec` (and the
+        subsampled sketch), when r is not an integer.
+    ValueError
+        If `kind` is not registered or is not the subclass's own, or the dither is not
+        None, 'random' or m finite numbers, or is given to a map that takes none; from
+        `transform` and `sketch`, when the data have the wrong shape, hold NaN or
+        infinity, or their phases overflow; from `subsampling_spec`, for an unknown scheme
+        or an r outside [1, m] (or not suited to 'blocks'); from `sensitivity`, for a norm
+        other than 1 and 2 or a wrong `features_per_record`; from `demodulate` and
+        `second_moments`, for a map of the other family.
+    NotImplementedError
+        From the methods a kind must define (`features`, `new_accumulators`,
+        `accumulate`, `sums`, the sensitivity), on a map that does not.
+
+    Notes
+    -----
     The contract of a map (what sketches, the privacy layer and decoders use; a new map
     subclasses this one, sets ``kind`` and registers it with ``FEATURE_MAPS.register``):
 
@@ -88,6 +109,17 @@ class FeatureMap(Stateful):
     - ``sensitivity(norm, neighbouring, features_per_record, data_norm)``: of the sum;
     - ``demodulate(mean)``: the mean sketch as the decoders' target (mixture decoders);
     - ``get_state()`` / ``_from_state``: saving, fingerprints and pickling.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pysketch
+    >>> op = pysketch.make_operator(2, 8, random_state=0)
+    >>> fm = pysketch.FeatureMap(op, "complex")  # the factory form: the registered class
+    >>> type(fm).__name__, fm.transform(np.zeros((3, 2))).shape
+    ('ComplexFourierMap', (3, 8))
+    >>> np.allclose(fm.sketch(np.zeros((3, 2))).mean(), 1.0)  # exp(i 0) for every feature
+    True
     """
 
     kind = None
@@ -398,7 +430,31 @@ class _KernelMap(FeatureMap):
 
 class FourierMap(_KernelMap):
     """Random Fourier features (complex exponentials and their real and one-bit forms):
-    abs(Phi_j(x)) <= 1 whatever x, so the sensitivities hold for any data ([P] Table 2)."""
+    abs(Phi_j(x)) <= 1 whatever x, so the sensitivities hold for any data ([P] Table 2).
+
+    Parameters
+    ----------
+    operator, kind, dither, random_state
+        As for `FeatureMap`.
+
+    Raises
+    ------
+    ValueError
+        From `demodulate`, when the mean sketch has the wrong shape or is not finite (and
+        as `FeatureMap`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pysketch
+    >>> from pysketch.features import FourierMap
+    >>> fm = pysketch.make_feature_map(2, 16, random_state=0)
+    >>> isinstance(fm, FourierMap), fm.sensitivity(2), fm.sensitivity(2, "replace")  # m / sqrt(m)
+    (True, 4.0, 8.0)
+    >>> c = np.array([[0.5, -1.0]])  # the sketch of a Dirac at c, demodulated
+    >>> np.allclose(fm.demodulate(fm.sketch(c).mean()), np.exp(1j * fm.operator.apply(c[0])))
+    True
+    """
 
     kernel = _core.Nonlinearity.cis  # (cos, sin) of the phases plus the dither
     is_complex = True
@@ -445,7 +501,22 @@ class FourierMap(_KernelMap):
 
 @FEATURE_MAPS.register("complex")
 class ComplexFourierMap(FourierMap):
-    """exp(i (omega_j^T x + u_j)), complex, abs(Phi_j) = 1 (Chatalic's thesis Def. 2.5)."""
+    """exp(i (omega_j^T x + u_j)), complex, abs(Phi_j) = 1 (Chatalic's thesis Def. 2.5).
+
+    Parameters
+    ----------
+    operator, kind, dither, random_state
+        As for `FeatureMap`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pysketch
+    >>> fm = pysketch.make_feature_map(2, 16, "complex", random_state=0)
+    >>> F = fm.transform(np.array([[0.5, -1.0], [2.0, 0.0]]))
+    >>> F.shape, F.dtype.name, np.allclose(np.abs(F), 1.0)
+    ((2, 16), 'complex128', True)
+    """
 
     kind = "complex"
 
@@ -453,7 +524,28 @@ class ComplexFourierMap(FourierMap):
 @FEATURE_MAPS.register("real")
 class RealFourierMap(FourierMap):
     """[cos(Omega^T x + u); sin(Omega^T x + u)]: the complex map as 2m reals (the canonical
-    isomorphism C^m ~ R^2m, so every sensitivity of the complex map carries over)."""
+    isomorphism C^m ~ R^2m, so every sensitivity of the complex map carries over).
+
+    Parameters
+    ----------
+    operator, kind, dither, random_state
+        As for `FeatureMap`.
+
+    Raises
+    ------
+    ValueError
+        From `demodulate`, when the mean sketch does not have 2m entries (and as
+        `FeatureMap`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pysketch
+    >>> fm = pysketch.make_feature_map(2, 16, "real", random_state=0)
+    >>> F = fm.transform(np.array([[0.5, -1.0]]))
+    >>> fm.output_dim, F.shape, np.allclose(F[:, :16] ** 2 + F[:, 16:] ** 2, 1.0)  # [cos; sin]
+    (32, (1, 32), True)
+    """
 
     kind = "real"
     is_complex = False
@@ -481,7 +573,23 @@ class QuantizedFourierMap(FourierMap):
     Schellekens & Jacques (2018), which need the uniform dither u on [0, 2 pi)
     (quantization without dither is biased; the dither is stored with the map). Their
     first harmonic is (2 sqrt 2 / pi) exp(i t) (the Fourier series of the quantized cosine), which decoders
-    divide out."""
+    divide out.
+
+    Parameters
+    ----------
+    operator, kind, dither, random_state
+        As for `FeatureMap`.
+        The dither is drawn from `random_state` unless given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pysketch
+    >>> fm = pysketch.make_feature_map(2, 16, "quantized", random_state=0)
+    >>> F = fm.transform(np.array([[0.5, -1.0]]))
+    >>> fm.dither.shape, np.allclose(np.abs(F.real), 2 ** -0.5), np.allclose(np.abs(F.imag), 2 ** -0.5)
+    ((16,), True, True)
+    """
 
     kind = "quantized"
     kernel = _core.Nonlinearity.qcis  # the C++ kernel includes the 2^-1/2
@@ -594,6 +702,15 @@ class QuadraticMap(_KernelMap):
         of the mean: a centre read from the data is not privacy-accounted (the PCA
         estimator spends part of its budget on a private mean instead).
 
+    Raises
+    ------
+    ValueError
+        If `centre` is not d finite numbers or `data_norm` is not a positive finite number,
+        or a dither is given; from `transform`, when X does not have d columns; from
+        `sensitivity`, without a `data_norm` (given or the map's own), with one below the
+        map's own, or when the sensitivity overflows; from `second_moments`, for a mean of
+        the wrong shape or not finite.
+
     Notes
     -----
     Sensitivities of the sum on the ball ||x - c|| <= R (Chatalic et al. 2022, Lemmas 9
@@ -602,6 +719,17 @@ class QuadraticMap(_KernelMap):
     certified bounds (`gram_norm_bound`, `column_norm_bound`), for add/remove; twice (L1)
     and sqrt(2) times (L2) that for replace (not the same, as [P] Table 1 states: see
     `_sensitivity`); times m / r with r features per record.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pysketch
+    >>> law = pysketch.OrthonormalBasesLaw()  # two orthonormal bases of R^4: Omega Omega^T = 2 I
+    >>> fm = pysketch.make_feature_map(4, 8, "quadratic", law=law, operator="dense", random_state=0)
+    >>> round(float(fm.transform(np.array([1.0, 2.0, 0.0, -1.0])).sum()), 6)  # 2 ||x||^2
+    12.0
+    >>> round(fm.sensitivity(1, data_norm=1.0), 6)  # ||Omega||_2^2, certified from above
+    2.0
     """
 
     kind = "quadratic"
@@ -742,15 +870,43 @@ class SecondMomentMap(FeatureMap):
     offset : float > 0, optional
         The public constant a appended to every record (about the centre).
 
+    Raises
+    ------
+    ValueError
+        If `centre` is not d finite numbers, `data_norm` or `offset` is not a positive
+        finite number, or d is below 1 or too large for the machine's memory; from
+        `second_moment_matrix` and `moments`, for a mean of the wrong shape or not finite;
+        from `count_from_sum` and `reoffset`, without an offset; from `reoffset`, for a
+        private sketch or one of another map; from the sensitivity, without a radius or
+        with feature subsampling.
+    TypeError
+        If d is not an integer; from `features`, always (the map has no phases).
+
+    Notes
+    -----
     Sensitivities of the sum on the ball ||x - c|| <= R (brute-forced in
     tests/test_second_moment.py), with A = a^2 (0 without an offset): add/remove,
     L2 = R^2 + A (||z z^T||_F = ||z||^2) and L1 = (R^2 + A) (1 - 1/sqrt 2) + (R sqrt d + a)^2
-    / sqrt 2 (sum_i z_i^2 + sqrt 2 sum_{i<j} |z_i z_j| = ||z||^2 (1 - 1/sqrt 2) + ||z||_1^2 /
-    sqrt 2, largest at |y_i| = R / sqrt d; R^2 (1 + (d - 1) / sqrt 2) without an offset);
+    / sqrt 2 (sum_i z_i^2 + sqrt 2 sum_{i<j} abs(z_i z_j) = ||z||^2 (1 - 1/sqrt 2) + ||z||_1^2 /
+    sqrt 2, largest at abs(y_i) = R / sqrt d; R^2 (1 + (d - 1) / sqrt 2) without an offset);
     replace, L2 = sqrt(2 (R^2 + A)^2 - 2 max(0, A - R^2)^2) (||z z^T - w w^T||_F^2 = ||z||^4
     + ||w||^4 - 2 (z^T w)^2 with z^T w = y^T y' + A, largest at ||y|| = ||y'|| = R and
     y^T y' as near -A as it goes: sqrt(2) R^2 without an offset) and L1 at most twice the
     add/remove value (the triangle inequality). No feature subsampling.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.features import SecondMomentMap
+    >>> X = np.array([[1.0, 2.0], [3.0, 0.0]])
+    >>> fm = SecondMomentMap(2)
+    >>> C, mu = fm.moments(fm.sketch(X).mean())  # second moments about 0
+    >>> np.allclose(C, [[5.0, 1.0], [1.0, 2.0]])
+    True
+    >>> fm = SecondMomentMap(2, offset=1.0)  # the mean in the same sketch
+    >>> C, mu = fm.moments(fm.sketch(X).mean())
+    >>> fm.m, np.allclose(mu, [2.0, 1.0]), np.allclose(C, [[1.0, -1.0], [-1.0, 1.0]])
+    (6, True, True)
     """
 
     kind = "second_moment"
@@ -970,6 +1126,34 @@ class OneHotMap(FeatureMap):
     and L2 = sqrt(k); replacing one moves at most k counts down and k up, so L1 = 2k and
     L2 = sqrt(2k), whatever the data (nothing needs clipping for privacy). One-hot maps
     have no feature subsampling.
+
+    Parameters
+    ----------
+    operator, kind, dither, random_state
+        As for `FeatureMap`.
+        Each kind of one-hot map has its own constructor (`HistogramMap`, `MarginalMap`,
+        `RaceMap`).
+
+    Raises
+    ------
+    ValueError
+        From the sketches and the sensitivity, with feature subsampling (one-hot maps have
+        none); from `indices` and `transform`, when X does not have d columns or holds NaN
+        or infinity.
+    TypeError
+        From `features`, always (the maps take the records, not phases).
+    NotImplementedError
+        From `block_sizes`, on a class that does not define its blocks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.features import HistogramMap, OneHotMap
+    >>> fm = HistogramMap([0.0, 0.0], [1.0, 1.0], n_bins=4)  # two blocks of 4 bins
+    >>> isinstance(fm, OneHotMap), fm.n_blocks, fm.sensitivity(1), fm.sensitivity(1, "replace")
+    (True, 2, 2.0, 4.0)
+    >>> fm.transform(np.array([[0.1, 0.9]])).toarray()
+    array([[1., 0., 0., 0., 0., 0., 0., 1.]])
     """
 
     takes_dither = False
@@ -1058,6 +1242,38 @@ class HistogramMap(OneHotMap):
 
     ``HistogramMap(lower, upper, n_bins=100)``; the bins of attribute j are
     ``edges(j)``. Binning and counting run in the C++ core (pysketch/onehot.hpp).
+
+    Parameters
+    ----------
+    lower, upper : array_like of float, shape (d,)
+        The public box: finite, upper > lower in every coordinate.
+    n_bins : int, default 100
+        Bins per attribute (m = d n_bins, at most 2^31 in all).
+
+    Raises
+    ------
+    ValueError
+        If `lower` and `upper` are not two finite 1-D arrays of one length d >= 1 with
+        upper > lower, or `n_bins` is below 1 or too large (and as `OneHotMap`).
+    TypeError
+        If `n_bins` is not an integer.
+
+    Warns
+    -----
+    RuntimeWarning
+        When the sums are read, if records had a coordinate outside the box.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.features import HistogramMap
+    >>> fm = HistogramMap([0.0, 0.0], [1.0, 1.0], n_bins=4)
+    >>> X = np.array([[0.1, 0.9], [1.0, 0.3]])
+    >>> fm.indices(X)  # attribute 1's bins come after attribute 0's 4
+    array([[0, 7],
+           [3, 5]], dtype=int32)
+    >>> fm.sketch(X).sum
+    array([1., 0., 0., 1., 0., 1., 0., 1.])
     """
 
     kind = "hist"
@@ -1315,6 +1531,48 @@ class MarginalMap(OneHotMap):
     2), ..., (d - 2, d - 1)). With order=1 (or d = 1) the tables are the one-way histograms
     of every attribute (d blocks, L1 = d as 'hist', on any bins). ``edges(j)`` gives the
     bins of attribute j, ``tables(v)`` a vector of m entries as its tables.
+
+    Parameters
+    ----------
+    lower, upper : array_like of float, shape (d,)
+        The public box: finite, upper > lower in every coordinate.
+    n_bins : int, default 16
+        Equal-width bins per attribute (ignored when `edges` is given).
+    pairs : list of (int, int), optional
+        The pairs (i, j), i < j, of the two-way tables (default: all pairs); only with
+        order=2.
+    edges : list of d arrays, optional
+        The bin edges of every attribute, increasing from lower_j to upper_j.
+    order : {1, 2}, default 2
+        2: two-way tables of the pairs; 1: one-way histograms of every attribute.
+
+    Raises
+    ------
+    ValueError
+        For a box that is not finite with upper > lower, an `order` other than 1 and 2,
+        `pairs` with order=1, pairs that repeat or are not (i, j) with 0 <= i < j < d,
+        edges that are not d increasing arrays from lower to upper, or more cells than
+        MAX_MARGINAL_CELLS (and as `OneHotMap`); from `tables`, for a vector of another
+        length.
+    TypeError
+        If `n_bins` is not an integer.
+
+    Warns
+    -----
+    RuntimeWarning
+        When the sums are read, if records had a coordinate outside the box.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.features import MarginalMap
+    >>> fm = MarginalMap([0, 0, 0], [1, 1, 1], n_bins=2)  # 3 pairs of 2 x 2 cells
+    >>> X = np.array([[0.2, 0.7, 0.1], [0.6, 0.9, 0.4]])
+    >>> fm.m, fm.pairs.tolist()
+    (12, [[0, 1], [0, 2], [1, 2]])
+    >>> fm.tables(fm.sketch(X).sum)[0]  # the joint counts of attributes 0 and 1
+    array([[0., 1.],
+           [0., 1.]])
     """
 
     kind = "marginals"
@@ -1482,6 +1740,37 @@ class RaceMap(OneHotMap):
     ``RaceMap(operator, n_buckets=80, offset=None, random_state=None)``: R = operator.m
     hashes; `offset` drawn from random_state when not given. The products and the hashing
     run in the C++ core with Omega as a dense (d, R) float64 matrix.
+
+    Parameters
+    ----------
+    operator : FrequencyOperator
+        Omega (d x R): the hashes' frequencies, one column per hash.
+    kind, dither
+        As for `FeatureMap` (a RACE map takes no dither).
+    random_state : None, int or numpy Generator
+        Draws the offsets when `offset` is not given.
+    n_buckets : int, default 80
+        W, the buckets of every hash (m = R W, at most 2^31).
+    offset : array_like of shape (R,), optional
+        The public offsets b_j in [0, 1).
+
+    Raises
+    ------
+    ValueError
+        If `offset` is not R finite numbers, or `n_buckets` is below 1 or too large (and
+        as `OneHotMap`); from `from_box`, for a box or `width` that is not valid.
+    TypeError
+        If `operator` is not a FrequencyOperator or `n_buckets` is not an integer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.features import make_box_map
+    >>> fm = make_box_map("race", [0, 0], [1, 1], n_hashes=10, n_buckets=8, random_state=0)
+    >>> fm, fm.m, fm.sensitivity(1)
+    (FeatureMap(kind='race', d=2, n_hashes=10, n_buckets=8), 80, 10.0)
+    >>> fm.indices(np.array([[0.1, 0.9], [1.0, 0.3]])).shape  # one bucket per hash
+    (2, 10)
     """
 
     kind = "race"
@@ -1559,7 +1848,35 @@ class RaceMap(OneHotMap):
 class DenseDesign:
     """P = the real features (`FeatureMap.as_real`) of the rows of X, computed `chunk_rows`
     rows at a time: P^T P by BLAS rank-k updates (SYRK), P V and P^T F chunk by chunk, so
-    memory is O(chunk_rows real_dim + real_dim^2), never O(n real_dim)."""
+    memory is O(chunk_rows real_dim + real_dim^2), never O(n real_dim).
+
+    Parameters
+    ----------
+    feature_map : FeatureMap
+        The map.
+    X : array_like of shape (n, d)
+        The rows, finite.
+    chunk_rows : int, optional
+        Rows per chunk (default: about 2**20 / real_dim).
+
+    Raises
+    ------
+    ValueError
+        If X does not have d columns, is empty or holds NaN or infinity.
+    TypeError
+        If X is sparse or not numeric.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pysketch
+    >>> fm = pysketch.make_feature_map(2, 8, "real", random_state=0)
+    >>> X = np.random.default_rng(0).normal(size=(50, 2))
+    >>> P = fm.design(X)
+    >>> F = fm.transform(X)
+    >>> P.shape, np.allclose(P.gram(), F.T @ F), np.allclose(P.rmatvec(np.ones(50)), F.sum(axis=0))
+    ((50, 16), True, True)
+    """
 
     def __init__(self, feature_map, X, chunk_rows=None):
         X = check_array(X, "X", np.float64)
@@ -1609,7 +1926,28 @@ class OneHotDesign:
     """P = the 0/1 features of rows given by their hot positions idx (n, k): P^T P by
     co-occurrence counting in the C++ core (block pair by block pair, never a dense (n, m)
     array), P V as a gather-sum over each row's k positions, P^T F through a sparse
-    matrix."""
+    matrix.
+
+    Parameters
+    ----------
+    idx : array_like of int, shape (n, k)
+        The hot position of every row in each of the k blocks (`OneHotMap.indices`).
+    offsets : array_like of int, shape (k,)
+        The first position of every block.
+    sizes : array_like of int, shape (k,)
+        The size of every block.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.features import HistogramMap
+    >>> fm = HistogramMap([0.0, 0.0], [1.0, 1.0], n_bins=4)
+    >>> P = fm.design(np.array([[0.1, 0.9], [1.0, 0.3]]))
+    >>> type(P).__name__, P.shape, P.matvec(np.arange(8.0))  # each row: the sum of its 2 entries
+    ('OneHotDesign', (2, 8), array([7., 8.]))
+    >>> np.diag(P.gram())  # the counts of every position
+    array([1., 0., 0., 1., 0., 1., 0., 1.])
+    """
 
     def __init__(self, idx, offsets, sizes):
         self.idx = np.ascontiguousarray(idx, dtype=np.int32)
@@ -1654,13 +1992,46 @@ def _box_arrays(lower, upper):
 
 
 def make_box_map(kind, lower, upper, *, random_state=None, **params):
-    """A feature map suited to records in the public box [lower, upper] (the M2M sketches):
+    """A feature map suited to records in the public box [lower, upper] (the M2M sketches).
 
     - 'real' (RFF, the default of [P]: ``n_frequencies=100``, i.e. m = 200 real features,
       ``sigma=1``), 'complex', 'quantized': Gaussian frequencies of kernel scale `sigma`
       (a number or one per coordinate) in units of the box's side;
     - 'race': ``n_hashes=80``, ``n_buckets=80``, ``width=0.1`` in units of the box's side;
-    - 'hist': ``n_bins=100`` equal-width bins per attribute on the box.
+    - 'hist': ``n_bins=100`` equal-width bins per attribute on the box;
+    - 'grid': ``n_bins=16`` per coordinate; 'marginals': ``n_bins=16``, ``pairs``,
+      ``edges``, ``order`` (see `MarginalMap`).
+
+    Parameters
+    ----------
+    kind : str
+        One of `box_map_kinds`.
+    lower, upper : array_like of float, shape (d,)
+        The public box: finite, upper > lower in every coordinate.
+    random_state : None, int or numpy Generator
+        Draws the frequencies (or hashes); unused by the histograms.
+    **params
+        The kind's options above.
+
+    Returns
+    -------
+    FeatureMap
+
+    Raises
+    ------
+    ValueError
+        If `kind` is not registered or has no box form, or the box or an option is not
+        valid.
+    TypeError
+        For an option the kind does not take, or a size that is not an integer.
+
+    Examples
+    --------
+    >>> import pysketch.features as features
+    >>> features.make_box_map("real", [0, 0], [10, 10], n_frequencies=50, random_state=0).output_dim
+    100
+    >>> features.make_box_map("hist", [0, 0], [1, 1], n_bins=10).m
+    20
     """
     if kind not in FEATURE_MAPS:
         raise ValueError(f"kind must be one of {FEATURE_MAPS.names()}, got {kind!r}")
@@ -1672,7 +2043,18 @@ def make_box_map(kind, lower, upper, *, random_state=None, **params):
 
 
 def box_map_kinds():
-    """The registered kinds that `make_box_map` can make."""
+    """The registered kinds that `make_box_map` can make.
+
+    Returns
+    -------
+    tuple of str
+
+    Examples
+    --------
+    >>> from pysketch.features import box_map_kinds
+    >>> {"real", "race", "hist"} <= set(box_map_kinds())
+    True
+    """
     return tuple(k for k in FEATURE_MAPS.names() if getattr(FEATURE_MAPS.get(k), "from_box", None) is not None)
 
 
@@ -1704,14 +2086,50 @@ FourierMap.from_box = classmethod(_fourier_from_box)
 
 def quadratic_spectral_bound(omega):
     """A certified upper bound on ||Omega||_2^2 of an explicit (d, m) Omega (see
-    pysketch.operators.spectral_norm_sq_bound)."""
+    pysketch.operators.spectral_norm_sq_bound).
+
+    Parameters
+    ----------
+    omega : array_like of shape (d, m)
+        The frequencies.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.features import quadratic_spectral_bound
+    >>> bound = quadratic_spectral_bound(np.hstack([np.eye(3), np.eye(3)]))  # ||Omega||_2^2 = 2
+    >>> bool(2.0 <= bound < 2.0 + 1e-12)
+    True
+    """
     return spectral_norm_sq_bound(omega)
 
 
 def quadratic_s4_bound(omega):
     """An upper bound on S4(Omega) = (sup_{||x||<=1} sum_j (omega_j^T x)^4)^(1/2) of an
     explicit (d, m) Omega by Riesz-Thorin (thesis eq. (8.9)): S4^2 <= ||Omega||_2^2
-    max_j ||omega_j||_2^2."""
+    max_j ||omega_j||_2^2.
+
+    Parameters
+    ----------
+    omega : array_like of shape (d, m)
+        The frequencies.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.features import quadratic_s4_bound
+    >>> bound = quadratic_s4_bound(np.hstack([np.eye(3), np.eye(3)]))  # sqrt(2 * 1)
+    >>> bool(2 ** 0.5 <= bound < 2 ** 0.5 + 1e-12)
+    True
+    """
     return math.sqrt(spectral_norm_sq_bound(omega) * column_norm_sq_bound(omega))
 
 
@@ -1750,6 +2168,30 @@ def make_feature_map(
         dither.
     **options
         Options of the map's class (for 'quadratic': ``data_norm``, ``centre``).
+
+    Returns
+    -------
+    FeatureMap
+        Of the class registered for `kind`.
+
+    Raises
+    ------
+    ValueError
+        If `kind` is not registered, a map other than the Fourier ones comes without a
+        `law`, or an argument of the operator or the map is not valid.
+    TypeError
+        If `law` is not a FrequencyLaw, or an option is not one of the map's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pysketch
+    >>> fm = pysketch.make_feature_map(3, 64, "complex", sigma=2.0, random_state=0)
+    >>> fm.kind, fm.m, fm.operator.law, fm.sketch(np.zeros((10, 3))).count
+    ('complex', 64, GaussianLaw(sigma=2.0), 10)
+    >>> law = pysketch.QuadraticGaussianLaw()
+    >>> pysketch.make_feature_map(3, 64, "quadratic", law=law, data_norm=1.0, random_state=0).kind
+    'quadratic'
     """
     if kind not in FEATURE_MAPS:
         raise ValueError(f"kind must be one of {FEATURE_MAPS.names()}, got {kind!r}")

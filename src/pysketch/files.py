@@ -54,20 +54,71 @@ _TEXT_DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": None}
 #: The file names `open_data` reads, by their ending.
 DATA_SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz", ".txt.gz", ".parquet", ".pq")
 
-#: One block of records of a file: `data` (rows are records), the index of its first row
-#: among the file's records (over all arrays of an .npz), and how far into the file the
-#: reader is after it, as a fraction in [0, 1] (for progress bars).
 Block = collections.namedtuple("Block", "data first_row done")
+Block.__doc__ = """One block of records of a file, as `DataFile.blocks` gives them.
+
+Parameters
+----------
+data : numpy.ndarray
+    The records of the block, one per row (2-D; a view of the file's memory map for an
+    .npy file read without a column selection).
+first_row : int
+    The index of its first row among the file's records (over all arrays of an .npz).
+done : float
+    How far into the file the reader is after it, as a fraction in [0, 1] (for
+    progress bars).
+
+Examples
+--------
+>>> import os, tempfile
+>>> import numpy as np
+>>> from pysketch.files import open_data, parse_columns
+>>> with tempfile.NamedTemporaryFile(suffix=".npy", delete=False) as f:
+...     np.save(f, np.arange(10.0).reshape(5, 2))
+>>> for block in open_data(f.name, columns=parse_columns("1")).blocks(block_bytes=32):
+...     print(block.first_row, block.data.ravel(), block.done)
+0 [1. 3.] 0.4
+2 [5. 7.] 0.8
+4 [9.] 1.0
+>>> os.remove(f.name)
+"""
+Block.data.__doc__ = "The records of the block, one per row (2-D)."
+Block.first_row.__doc__ = "The index of the block's first row among the file's records."
+Block.done.__doc__ = "How far into the file the reader is after the block, in [0, 1]."
 
 
 class DataFileError(ValueError):
     """A data file cannot be read as records (missing, of an unknown kind, not numeric,
-    damaged); the message names the file."""
+    damaged); the message names the file.
+
+    Examples
+    --------
+    >>> from pysketch.files import DataFileError, open_data
+    >>> try:
+    ...     open_data("no_such_file.csv")
+    ... except DataFileError as exc:  # a ValueError
+    ...     print(exc)
+    no_such_file.csv: no such file
+    """
 
 
 class ColumnError(DataFileError):
     """A column selection that a file cannot satisfy (an index or a range beyond its
-    columns, a name it does not have); the message names the file."""
+    columns, a name it does not have); the message names the file.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+    ...     _ = f.write("x,y\\n1,2\\n3,4\\n5,6\\n")
+    >>> from pysketch.files import ColumnError, open_data, parse_columns
+    >>> try:
+    ...     open_data(f.name, columns=parse_columns("price"))
+    ... except ColumnError as exc:  # a DataFileError
+    ...     print(str(exc).endswith("no column named 'price' (its columns: x, y)"))
+    True
+    >>> os.remove(f.name)
+    """
 
 
 #: What decompressors and parsers raise on a damaged or truncated stream, besides OSError
@@ -92,9 +143,38 @@ def _has_magic(pattern):
 
 
 def expand_paths(patterns):
-    """The files named by `patterns` (paths or glob patterns, in order; the matches of a
-    pattern sorted), each an existing file; DataFileError for a pattern that matches
-    nothing or a path that does not exist. A file named twice is read twice."""
+    """The files named by `patterns`, each an existing file.
+
+    Glob patterns are expanded here, so that quoted patterns work where no shell expands
+    them. A file named twice is read twice.
+
+    Parameters
+    ----------
+    patterns : iterable of str or path-like
+        Paths or glob patterns (``~`` expanded), in order; the matches of a pattern are
+        sorted.
+
+    Returns
+    -------
+    list of str
+        The paths, in the order of the patterns.
+
+    Raises
+    ------
+    DataFileError
+        For a pattern that matches nothing, a path that does not exist, or a directory.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from pysketch.files import expand_paths
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     for name in ("part2.csv", "part1.csv"):
+    ...         open(os.path.join(folder, name), "w").close()
+    ...     found = expand_paths([os.path.join(folder, "part*.csv")])
+    >>> [os.path.basename(path) for path in found]
+    ['part1.csv', 'part2.csv']
+    """
     out = []
     for pattern in patterns:
         pattern = os.path.expanduser(os.fspath(pattern))
@@ -114,9 +194,32 @@ def expand_paths(patterns):
 
 
 def parse_columns(text):
-    """The column selection of a command line: comma-separated column indices (from 0;
-    negative ones count from the end), ranges ``start:stop`` (Python slices; either end
-    may be omitted) and column names. Returns a list of ints, slices and strings."""
+    """The column selection of a command line, parsed.
+
+    Parameters
+    ----------
+    text : str
+        Comma-separated column indices (from 0; negative ones count from the end), ranges
+        ``start:stop`` or ``start:stop:step`` (Python slices; either end may be omitted)
+        and column names (any other item).
+
+    Returns
+    -------
+    list of int, slice and str
+        For `open_data`'s `columns`.
+
+    Raises
+    ------
+    ValueError
+        For an empty item, a range whose ends are not integers, of more than three parts,
+        or of step 0.
+
+    Examples
+    --------
+    >>> from pysketch.files import parse_columns
+    >>> parse_columns("0, 2:5, price, -1")
+    [0, slice(2, 5, None), 'price', -1]
+    """
     items = []
     for raw in str(text).split(","):
         token = raw.strip()
@@ -199,10 +302,44 @@ def _check_numeric(dtype, path):
 class DataFile:
     """A file of records opened by `open_data`.
 
-    Attributes: ``path``; ``n_columns`` (the columns read, after any selection);
-    ``n_rows`` (the number of records, or None when unknown before reading: text files);
-    ``column_names`` (of the columns read, or None); ``notes`` (things worth telling the
-    user, e.g. columns skipped).
+    `blocks` gives its records in blocks (`Block`) of a bounded size. Each kind of file (.npy,
+    .npz, text, Parquet) is a subclass, made by `open_data`.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+
+    Attributes
+    ----------
+    path : str
+        The file.
+    n_columns : int
+        The columns read, after any selection.
+    n_rows : int or None
+        The number of records, or None when unknown before reading (text files).
+    column_names : list of str or None
+        The names of the columns read, where the file has some.
+    notes : list of str
+        Things worth telling the user (a first line taken for a header, columns skipped).
+
+    Raises
+    ------
+    DataFileError
+        From `blocks`, when damage is found while reading (a truncated or corrupt
+        compressed stream, a failed checksum, a line that does not parse, more or fewer
+        records than declared); the message names the file and where.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+    ...     _ = f.write("x,y\\n1,2\\n3,4\\n5,6\\n")
+    >>> from pysketch.files import open_data
+    >>> data = open_data(f.name)
+    >>> data.column_names, data.n_columns, [block.data.shape for block in data.blocks()]
+    (['x', 'y'], 2, [(3, 2)])
+    >>> os.remove(f.name)
     """
 
     kind = None
@@ -776,15 +913,49 @@ def _suffix(path):
 def open_data(path, *, columns=None, key=None, delimiter=None, skip_header=False):
     """The DataFile of `path`, its kind given by its name (see DATA_SUFFIXES).
 
+    Only the header is read here (the shape, the column names where the file has some);
+    `DataFile.blocks` reads the records.
+
     Parameters
     ----------
+    path : str or path-like
+        The file: .npy, .npz, .csv, .tsv, .txt (and these three with .gz), .parquet or .pq
+        (case-insensitive).
     columns : None or a list from `parse_columns`
         The columns to read (default all; for Parquet all numeric ones).
     key : str, optional
         The array of an .npz archive to read (default: every array, which must all have
         the same number of columns).
-    delimiter, skip_header
-        For text files (see the module docstring).
+    delimiter : str, optional
+        For text files: the field separator (default ``,`` for .csv, a tab for .tsv, any
+        whitespace for .txt).
+    skip_header : bool, default False
+        For text files: skip the first line even when it is all numbers (a first line that
+        is not all numbers is always taken for a header of column names).
+
+    Returns
+    -------
+    DataFile
+
+    Raises
+    ------
+    DataFileError
+        If the file does not exist, its name is of no known kind, or its header shows it
+        cannot be read as records (not numeric, not 2-D, no records, damaged, Parquet
+        without pyarrow).
+    ColumnError
+        If `columns` selects a column the file does not have.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+    ...     _ = f.write("x,y\\n1,2\\n3,4\\n5,6\\n")
+    >>> from pysketch.files import open_data
+    >>> data = open_data(f.name)
+    >>> data.column_names, [block.data.tolist() for block in data.blocks()]
+    (['x', 'y'], [[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]])
+    >>> os.remove(f.name)
     """
     path = os.fspath(path)
     if not os.path.exists(path):

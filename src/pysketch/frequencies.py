@@ -213,6 +213,26 @@ class FrequencyLaw(abc.ABC):
     ``_radii(m, dim, d, rng)`` and ``expected_sq_norm``. Laws are immutable values: their
     parameters are read-only properties, stored as given, and two laws are equal when they
     are of the same class with equal parameters.
+
+    Raises
+    ------
+    TypeError
+        From `from_dict`, when the description is not a mapping or a parameter has a wrong
+        type; from `radii` and `sample`, when a size is not an integer.
+    ValueError
+        From `from_dict`, when the name is missing or unknown, a key is not a parameter of
+        that law, a value is invalid, or the law is not of the class it is called on; from
+        `radii`, `sample` and `expected_sq_norm`, when a size is below 1, d > dim, or the
+        draw would not fit in the machine's memory.
+
+    Examples
+    --------
+    >>> import pysketch
+    >>> law = pysketch.FrequencyLaw.from_dict({"name": "gaussian", "sigma": 2.0})
+    >>> law, law.expected_sq_norm(4)
+    (GaussianLaw(sigma=2.0), 1.0)
+    >>> law.sample(4, 100, random_state=0).shape
+    (4, 100)
     """
 
     name = None
@@ -387,6 +407,27 @@ class KernelLaw(FrequencyLaw):
 
     `sigma` is the spatial scale of the kernel (a standard deviation, in data units): the
     frequencies scale as ``1/sigma``.
+
+    Parameters
+    ----------
+    sigma : float
+        Kernel scale, finite and > 0, with 1 / sigma**2 a finite float > 0 (sigma within
+        about [1.5e-154, 6.7e153]).
+
+    Raises
+    ------
+    TypeError
+        If `sigma` is not a real number (a bool included).
+    ValueError
+        If `sigma` is not finite and > 0, or 1 / sigma**2 over- or underflows.
+
+    Examples
+    --------
+    >>> import pysketch
+    >>> from pysketch.frequencies import KernelLaw
+    >>> law = pysketch.GaussianLaw(0.5)
+    >>> isinstance(law, KernelLaw), law.sigma
+    (True, 0.5)
     """
 
     _param_names = ("sigma",)
@@ -413,6 +454,15 @@ class GaussianLaw(KernelLaw):
     ----------
     sigma : float
         Kernel scale, finite and > 0.
+
+    Examples
+    --------
+    >>> import pysketch
+    >>> law = pysketch.GaussianLaw(sigma=0.5)
+    >>> law.sample(3, 1000, random_state=0).shape
+    (3, 1000)
+    >>> law.expected_sq_norm(3)  # dim / sigma**2
+    12.0
     """
 
     name = "gaussian"
@@ -493,6 +543,15 @@ class AdaptedRadiusLaw(_NormalizedKernelLaw):
     :math:`\mathbf{E}[R] = e K_1(1)/Z \approx 1.35143`,
     :math:`\mathbf{E}[R^2] = 4/Z - 1 \approx 2.30392` (module constants
     ``ADAPTED_RADIUS_*``).
+
+    Examples
+    --------
+    >>> import pysketch
+    >>> law = pysketch.AdaptedRadiusLaw(sigma=1.0)
+    >>> law.radii(5, 4, random_state=0).shape
+    (5,)
+    >>> law.expected_sq_norm(4), round(pysketch.AdaptedRadiusLaw(1.0, "none").expected_sq_norm(4), 3)
+    (4.0, 2.304)
     """
 
     name = "adapted_radius"
@@ -516,6 +575,15 @@ class FoldedGaussianLaw(_NormalizedKernelLaw):
         \mathrm{dim}/\sigma^2`. ``"none"``: :math:`\omega = R/\sigma\,\varphi`,
         :math:`\mathbf{E}\|\omega\|^2 = 1/\sigma^2` (with padding, see
         :class:`AdaptedRadiusLaw`).
+
+    Examples
+    --------
+    >>> import pysketch
+    >>> law = pysketch.FoldedGaussianLaw(2.0)
+    >>> law.to_dict()
+    {'name': 'folded_gaussian', 'sigma': 2.0, 'normalization': 'dimension'}
+    >>> pysketch.FrequencyLaw.from_dict(law.to_dict()) == law
+    True
     """
 
     name = "folded_gaussian"
@@ -545,6 +613,28 @@ class LogUniformLaw(KernelLaw):
     `d`-dimensional frequency in the mean square.
     :math:`\mathbf{E}\|\omega\|^2 = (h^2 - l^2) / (2 \ln(h/l))\,\sigma^{-2}` (in
     dimension `d`).
+
+    Parameters
+    ----------
+    sigma : float
+        Reference scale in data units, finite and > 0.
+    low, high : float, default 0.05 and 20.0
+        The band of the radius, in units of 1 / sigma: positive, finite, high > low.
+
+    Raises
+    ------
+    ValueError
+        If `low` or `high` is not a positive finite number, or high <= low (and as
+        `KernelLaw` for `sigma`).
+    TypeError
+        If `sigma` is not a real number.
+
+    Examples
+    --------
+    >>> import pysketch
+    >>> radii = pysketch.LogUniformLaw(sigma=1.0).radii(1000, 2, random_state=0)
+    >>> bool(radii.min() >= 0.05 and radii.max() <= 20.0)
+    True
     """
 
     name = "log_uniform"
@@ -587,6 +677,13 @@ class QuadraticGaussianLaw(FrequencyLaw):
     \sqrt{d}`. With padding (``radii(m, d_p, d=d)``) the first `d` coordinates are
     :math:`\mathcal{N}(0, I_d/d)` and the full padded frequency has
     :math:`\mathbf{E}\|\omega\|^2 = d_p/d`.
+
+    Examples
+    --------
+    >>> import pysketch
+    >>> law = pysketch.QuadraticGaussianLaw()
+    >>> law.sample(10, 50, random_state=0).shape, law.expected_sq_norm(10)
+    ((10, 50), 1.0)
     """
 
     name = "quadratic_gaussian"
@@ -612,6 +709,20 @@ class OrthonormalBasesLaw(FrequencyLaw):
     fast transforms is required (radiuses can be fixed to 1)", thesis sec. 9.3.2). With
     padding, when `m` is a multiple of :math:`d_p`, the first `d` rows of such an
     :math:`\Omega` satisfy :math:`\Omega_{1:d}\Omega_{1:d}^T = (m/d_p) I_d`.
+
+    Raises
+    ------
+    ValueError
+        From `sample`, when m is not a multiple of d (or a size is below 1 or beyond the
+        machine's memory).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pysketch
+    >>> omega = pysketch.OrthonormalBasesLaw().sample(4, 8, random_state=0)
+    >>> omega.shape, np.allclose(omega @ omega.T, 2 * np.eye(4))  # (m / d) I
+    ((4, 8), True)
     """
 
     name = "orthonormal_bases"
@@ -663,9 +774,9 @@ def make_law(law, sigma=None):
 
     Parameters
     ----------
-    law : FrequencyLaw or {"gaussian", "adapted_radius", "folded_gaussian"}
+    law : FrequencyLaw or {"gaussian", "adapted_radius", "folded_gaussian", "log_uniform"}
         A law instance, returned as is, or the name of a kernel law, built with `sigma`
-        (and the default normalization).
+        (and its default normalization or band).
     sigma : float, optional
         The kernel scale: required with a name, and must be None with an instance (which
         carries its own parameters).
@@ -673,6 +784,22 @@ def make_law(law, sigma=None):
     Returns
     -------
     FrequencyLaw
+
+    Raises
+    ------
+    TypeError
+        If `law` is neither a FrequencyLaw nor a str.
+    ValueError
+        If `law` is an unknown name, a name comes without `sigma`, or an instance comes
+        with one (and as `KernelLaw` for an invalid `sigma`).
+
+    Examples
+    --------
+    >>> import pysketch
+    >>> pysketch.make_law("adapted_radius", sigma=0.5)
+    AdaptedRadiusLaw(sigma=0.5, normalization='dimension')
+    >>> pysketch.make_law(pysketch.GaussianLaw(1.0))
+    GaussianLaw(sigma=1.0)
     """
     if isinstance(law, FrequencyLaw):
         if sigma is not None:

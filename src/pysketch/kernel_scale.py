@@ -175,14 +175,29 @@ _TASKS = ("kmeans", "gmm")
 
 class ScaleWarning(RuntimeWarning):
     """The kernel-scale estimate may be unreliable (too few frequencies per box, a fit at
-    the bound of its range)."""
+    the bound of its range).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from pysketch.kernel_scale import ScaleWarning, estimate_sigma2_sketch
+    >>> X = np.random.default_rng(0).normal(size=(500, 3))
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = estimate_sigma2_sketch(X, m0=40, random_state=0)  # 2 frequencies per box
+    >>> caught[0].category is ScaleWarning
+    True
+    """
 
 
 @dataclasses.dataclass(frozen=True)
 class ScaleEstimate:
     """A kernel scale and how it was obtained (returned by :func:`estimate_kernel_scale`).
 
-    Attributes
+    A frozen record: each parameter is also its attribute of the same name.
+
+    Parameters
     ----------
     sigma : float
         The kernel scale to use: the ``sigma`` of a frequency law with the default
@@ -205,6 +220,16 @@ class ScaleEstimate:
     history : tuple of float
         Method "sketch": sigma_bar^2 before the first iteration and after each one.
         Method "separation": the k-means inertia (mean squared distance) of each run.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(0, 0.5, (200, 2)), rng.normal(0, 0.5, (200, 2)) + [10, 0]])
+    >>> from pysketch.kernel_scale import estimate_kernel_scale
+    >>> est = estimate_kernel_scale(X, 2, method="separation", random_state=0)
+    >>> est.method, est.task, est.pilot_size, est.factor, round(est.separation)
+    ('separation', 'kmeans', 400, 0.8, 10)
     """
 
     sigma: float
@@ -492,6 +517,14 @@ def estimate_sigma2_sketch(
     ValueError
         Bad shapes or parameters, NaN or infinity in the pilot, constant pilot (the
         scale is undefined), fewer than 2 records.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.kernel_scale import estimate_sigma2_sketch
+    >>> X = np.random.default_rng(1).normal(0.0, 2.0, size=(2000, 3))  # variance 4
+    >>> round(estimate_sigma2_sketch(X, random_state=0))
+    4
     """
     m0, n_iter, n_boxes, law = _check_sketch_params(m0, n_iter, n_boxes, law)
     rng = as_generator(random_state)
@@ -682,6 +715,15 @@ def separation_scale(X, n_clusters, *, n0=DEFAULT_PILOT_SIZE, n_init=3, pilot=No
     ValueError
         k < 2, k larger than the pilot, bad shapes, NaN or infinity, constant data or
         fewer than k distinct records (the separation is 0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(0, 0.5, (200, 2)), rng.normal(0, 0.5, (200, 2)) + [10, 0]])
+    >>> from pysketch.kernel_scale import separation_scale
+    >>> round(separation_scale(X, 2, random_state=0))  # the centres are 10 apart
+    10
     """
     k = _check_separation_clusters(n_clusters)
     n_init = _check_int(n_init, "n_init")
@@ -761,6 +803,26 @@ def estimate_kernel_scale(
     Returns
     -------
     ScaleEstimate
+
+    Raises
+    ------
+    ValueError
+        If `method` or `task` is not one of the names above, `n_clusters` is below 1 (2 for
+        "separation") or larger than the pilot, or the pilot is not 2-D, has fewer than 2
+        records, holds NaN or infinity, is constant, is outside the supported range of
+        magnitudes, or has fewer than k distinct records ("separation").
+    TypeError
+        If X is an iterator of batches and no `pilot` is given, or holds non-real values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(0, 0.5, (200, 2)), rng.normal(0, 0.5, (200, 2)) + [10, 0]])
+    >>> from pysketch.kernel_scale import estimate_kernel_scale
+    >>> est = estimate_kernel_scale(X, 2, method="auto", random_state=0)
+    >>> est.method, round(est.sigma)  # 0.8 times the separation, 10
+    ('separation', 8)
     """
     method = _check_choice(method, "method", _METHODS)
     task = _check_choice(task, "task", _TASKS)
@@ -802,7 +864,42 @@ def kernel_scale(
     random_state=None,
 ):
     """The kernel scale the estimators use for ``kernel_scale="auto"``: the ``sigma`` of
-    :func:`estimate_kernel_scale` (see there; **reads a pilot of raw records**)."""
+    :func:`estimate_kernel_scale` (see there; **reads a pilot of raw records**).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d), memmap, or None
+        The data (see :func:`draw_pilot`).
+    n_clusters : int
+        Number of clusters / components k >= 1, at most the pilot size.
+    method : {"auto", "sketch", "separation"}, default "auto"
+        As for :func:`estimate_kernel_scale` (whose own default is "sketch").
+    task : {"kmeans", "gmm"}, default "kmeans"
+    pilot_size : int, default 5000
+        ``n0`` of the pilot.
+    pilot : array-like of shape (p, d), optional
+        Explicit records instead of X.
+    random_state : None, int, SeedSequence, Generator or RandomState
+
+    Returns
+    -------
+    float
+        The kernel scale, in data units.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`estimate_kernel_scale`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(0, 0.5, (200, 2)), rng.normal(0, 0.5, (200, 2)) + [10, 0]])
+    >>> from pysketch.kernel_scale import kernel_scale
+    >>> round(kernel_scale(X, 2, random_state=0))
+    8
+    """
     return estimate_kernel_scale(
         X, n_clusters, method=method, task=task, pilot_size=pilot_size, pilot=pilot,
         random_state=random_state,

@@ -85,6 +85,20 @@ def sse(X, centers, *, chunk_size=None):
         The SSE. Each term is the squared distance, computed from the differences, to
         the center chosen by a shifted matrix product (see the module docstring for the
         accuracy).
+
+    Raises
+    ------
+    ValueError
+        If X or `centers` is not 2-D with matching columns, is empty, or holds NaN or
+        infinity, or their squared distances overflow float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 10.0], [10.0, 11.0]])
+    >>> from pysketch.metrics import sse
+    >>> sse(X, [[0.0, 0.5], [10.0, 10.5]])
+    1.0
     """
     X, chunk_size = check_data(X), check_chunk_size(chunk_size)
     C = check_matrix(centers, X.shape[1], "centers")
@@ -92,7 +106,34 @@ def sse(X, centers, *, chunk_size=None):
 
 
 def mse(X, centers, *, chunk_size=None):
-    """Mean squared error, ``sse(X, centers) / n`` (thesis eq. (4.3), with min)."""
+    """Mean squared error, ``sse(X, centers) / n`` (thesis eq. (4.3), with min).
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+        Records, finite.
+    centers : array_like of shape (k, d)
+        Finite.
+    chunk_size : int, optional
+        Rows per chunk.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        As `sse`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 10.0], [10.0, 11.0]])
+    >>> from pysketch.metrics import mse
+    >>> mse(X, [[0.0, 0.5], [10.0, 10.5]])
+    0.25
+    """
     X, chunk_size = check_data(X), check_chunk_size(chunk_size)
     C = check_matrix(centers, X.shape[1], "centers")
     return total_sse(X, C, chunk_size) / X.shape[0]
@@ -142,6 +183,25 @@ def relative_sse(
         distinct records), the ratio is 1.0 when SSE(X, centers) is 0 too, else +inf.
     baseline_centers : ndarray of shape (k, d), only if `return_baseline`
     baseline_sse : float, only if `return_baseline`
+
+    Raises
+    ------
+    ValueError
+        If the baseline must be computed and k > n, `baseline_centers` does not have k
+        rows, X or a matrix is not 2-D, empty or not finite, or `n_init` or `chunk_size`
+        is below 1.
+    TypeError
+        If `return_baseline` is not a bool, or `n_init` or `chunk_size` is not an integer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 10.0], [10.0, 11.0]])
+    >>> from pysketch.metrics import relative_sse
+    >>> relative_sse(X, [[0.0, 0.5], [10.0, 10.5]], random_state=0)
+    1.0
+    >>> relative_sse(X, [[0.0, 0.0], [10.0, 10.0]], random_state=0)
+    2.0
     """
     X = check_data(X)
     n, d = X.shape
@@ -236,6 +296,22 @@ def adjusted_rand_index(labels_true, labels_pred):
     float
         In [-1, 1]; 1.0 for identical partitions, about 0 in expectation for independent
         random ones (the permutation model).
+
+    Raises
+    ------
+    ValueError
+        If the two label arrays are not 1-D, differ in length, are empty, or hold NaN or
+        infinity.
+    TypeError
+        If the labels are not an array or are not mutually comparable.
+
+    Examples
+    --------
+    >>> from pysketch.metrics import adjusted_rand_index
+    >>> adjusted_rand_index([0, 0, 1, 1], ["b", "b", "a", "a"])
+    1.0
+    >>> adjusted_rand_index([0, 0, 1, 1], [0, 1, 0, 1])
+    -0.5
     """
     a = _check_labels(labels_true, "labels_true")
     b = _check_labels(labels_pred, "labels_pred")
@@ -314,6 +390,21 @@ def gaussian_mixture_log_likelihood(
     Returns
     -------
     float, or ndarray of shape (n,) if not `average`
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not match, a variance is not > 0 (or so small its inverse
+        overflows), the weights are negative, not finite or do not sum to 1, or the data
+        are so far from the mixture that the squared Mahalanobis distances overflow.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.metrics import gaussian_mixture_log_likelihood
+    >>> ll = gaussian_mixture_log_likelihood(np.zeros((3, 1)), [1.0], [[0.0]], [[1.0]])
+    >>> round(ll, 4)  # -log(2 pi) / 2: the standard normal density at its mean
+    -0.9189
     """
     n, chunks = _component_log_probs(X, weights, means, covariances, chunk_size)
     out = None if average else np.empty(n)
@@ -328,9 +419,43 @@ def gaussian_mixture_log_likelihood(
 
 
 def gaussian_mixture_log_prob_components(X, weights, means, covariances, *, chunk_size=None):
-    """log(alpha_i) + log N(x; mu_i, diag(v_i)) for every record and component, shape
-    (n, k): the terms whose log-sum-exp is :func:`gaussian_mixture_log_likelihood`
-    (same arguments, same computation); posterior probabilities are their softmax."""
+    """log(alpha_i) + log N(x; mu_i, diag(v_i)) for every record and component.
+
+    The terms whose log-sum-exp over the components is
+    :func:`gaussian_mixture_log_likelihood` (same arguments, same computation); the
+    posterior probabilities of the components are their softmax.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+        Records, finite.
+    weights : array_like of shape (k,)
+        Finite, >= 0, summing to 1 within 1e-9.
+    means : array_like of shape (k, d)
+    covariances : array_like of shape (k, d)
+        The diagonal variances, finite and > 0.
+    chunk_size : int, optional
+        Rows per chunk.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, k) float64.
+
+    Raises
+    ------
+    ValueError
+        As `gaussian_mixture_log_likelihood`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 10.0], [10.0, 11.0]])
+    >>> from pysketch.metrics import gaussian_mixture_log_prob_components
+    >>> L = gaussian_mixture_log_prob_components(X, [0.5, 0.5], [[0, 0.5], [10, 10.5]], np.ones((2, 2)))
+    >>> L.shape, L.argmax(axis=1)
+    ((4, 2), array([0, 0, 1, 1]))
+    """
     n, chunks = _component_log_probs(X, weights, means, covariances, chunk_size)
     out = None
     for start, stop, log_comp in chunks:

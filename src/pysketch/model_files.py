@@ -77,9 +77,45 @@ _REGISTERED = {}
 
 
 def register_model_class(cls, name=None):
-    """Let model files hold instances of `cls` under `name` (default its class name): an
-    estimator (it has get_params: rebuilt as ``cls(**params)`` plus its fitted attributes), a
-    dataclass (rebuilt from its fields) or a plain class (its attributes restored)."""
+    """Let model files hold instances of `cls` under `name`.
+
+    An estimator (a class with get_params) is rebuilt as ``cls(**params)`` plus its fitted
+    attributes, a dataclass from its fields, a plain class by restoring its attributes.
+    Usable as a decorator.
+
+    Parameters
+    ----------
+    cls : type
+        The class.
+    name : str, optional
+        The name the files give it (default: its class name). pysketch's own classes are
+        known by their class names, which no other class may take.
+
+    Returns
+    -------
+    type
+        `cls`.
+
+    Raises
+    ------
+    TypeError
+        If `cls` is not a class.
+    ValueError
+        If `name` is empty or not a string, or is already taken by another class.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> from pysketch.model_files import register_model_class
+    >>> @register_model_class
+    ... @dataclasses.dataclass
+    ... class Offset:
+    ...     value: float
+    >>> register_model_class(dict, "Offset")
+    Traceback (most recent call last):
+        ...
+    ValueError: model class name 'Offset' is already taken
+    """
     name = cls.__name__ if name is None else name
     if not isinstance(cls, type):
         raise TypeError(f"cls must be a class, got {type(cls).__name__}")
@@ -213,8 +249,37 @@ class _Encoder:
 
 
 def model_state(estimator):
-    """(metadata, arrays) of a model file of `estimator` (what `save_model` writes, without
-    format, version and checksum); TypeError for anything that cannot be stored."""
+    """(metadata, arrays) of a model file of `estimator`: what `save_model` writes, without
+    format, version and checksum.
+
+    Parameters
+    ----------
+    estimator : estimator
+        An object with get_params, of a registered class (`register_model_class`).
+
+    Returns
+    -------
+    meta : dict
+        JSON-ready: ``{"model": <the tree of the module docstring>, "pysketch_version": ...}``.
+    arrays : dict of numpy.ndarray
+        The arrays the tree refers to (``a0``, ``a1``, ...).
+
+    Raises
+    ------
+    TypeError
+        If `estimator` has no get_params, its class is not registered, or a value in it
+        cannot be stored (the message names the attribute).
+    ValueError
+        If the estimator's ``insecure_seed`` is set: a model file never holds a noise seed.
+
+    Examples
+    --------
+    >>> import pysketch
+    >>> from pysketch.model_files import model_state
+    >>> meta, arrays = model_state(pysketch.CompressiveKMeans(3))
+    >>> meta["model"]["class"], meta["model"]["params"]["n_clusters"], arrays
+    ('CompressiveKMeans', 3, {})
+    """
     if not _is_estimator(estimator):
         raise TypeError(f"estimator must be an estimator (with get_params), got {type(estimator).__name__}")
     from . import __version__
@@ -226,7 +291,39 @@ def model_state(estimator):
 
 def save_model(estimator, path):
     """Write a fitted (or unfitted) estimator to `path` (a .npz model file; module docstring).
-    TypeError naming the attribute if something in it cannot be stored safely."""
+
+    The file is written to a temporary file in the same folder and moved onto `path` when
+    complete: a failed save leaves any previous file as it was.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Of a registered class (pysketch's estimators are).
+    path : str or path-like
+        The file to write.
+
+    Raises
+    ------
+    TypeError
+        Naming the attribute, if something in the estimator cannot be stored safely.
+    ValueError
+        If the estimator's ``insecure_seed`` is set.
+    OSError
+        If the file cannot be written (naming `path`).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> import pysketch
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(0, 1, (300, 2)), rng.normal(6, 1, (300, 2))])
+    >>> model = pysketch.CompressiveKMeans(2, random_state=0).fit(X)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     pysketch.save_model(model, os.path.join(folder, "kmeans.npz"))
+    ...     print(sorted(os.listdir(folder)))
+    ['kmeans.npz']
+    """
     meta, arrays = model_state(estimator)
     write(path, MODEL_FORMAT, MODEL_VERSION, meta, arrays)
 
@@ -325,9 +422,42 @@ def _hashable(k):
 
 
 def load_model(path):
-    """The estimator saved by `save_model` at `path`. FileNotFoundError if there is no such
-    file; SketchFileError if it is damaged, edited, not a model file, of a newer version, or
-    names a class that is not registered."""
+    """The estimator saved by `save_model` at `path`.
+
+    Only registered classes are named, estimators are rebuilt through their constructor,
+    nothing is unpickled; the loaded estimator predicts as the saved one did.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A model file.
+
+    Returns
+    -------
+    estimator
+
+    Raises
+    ------
+    FileNotFoundError
+        If there is no such file.
+    SketchFileError
+        If it is damaged, edited, not a model file, of a newer version, or names a class
+        that is not registered.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> import pysketch
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(0, 1, (300, 2)), rng.normal(6, 1, (300, 2))])
+    >>> model = pysketch.CompressiveKMeans(2, random_state=0).fit(X)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     pysketch.save_model(model, os.path.join(folder, "kmeans.npz"))
+    ...     loaded = pysketch.load_model(os.path.join(folder, "kmeans.npz"))
+    >>> np.array_equal(loaded.cluster_centers_, model.cluster_centers_)
+    True
+    """
     from . import privacy  # noqa: F401  (registers the private sketch format a model may hold)
 
     meta, arrays = read(path, {MODEL_FORMAT: (MODEL_VERSION,)}, what="pysketch model file", names=r"a\d+")

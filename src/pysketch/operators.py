@@ -94,6 +94,40 @@ class FrequencyOperator(Stateful):
     - `block_size`: the size of the blocks transformed together (None: no blocks);
     - `_meta` / `_arrays` (its state) and `_from_state`; a subclass registers its kind
       in OPERATORS, so that saved states, files and pickles rebuild it.
+
+    Parameters
+    ----------
+    d : int
+        Input dimension (rows of Omega).
+    m : int
+        Number of frequencies (columns of Omega).
+    dtype : numpy.dtype
+        float32 or float64: the dtype of the products.
+    law : FrequencyLaw or None
+        The law the frequencies were drawn from (kept as a description), if any.
+
+    Raises
+    ------
+    ValueError
+        From `apply` and `adjoint`, when the input is not 1-D or 2-D with the right number
+        of columns, holds NaN or infinity, or its products overflow the dtype, or when `out`
+        has the wrong shape or dtype or is not writeable and C-contiguous.
+    TypeError
+        From `apply` and `adjoint`, when the input is not real numbers or `out` is not a
+        numpy array; from `column_ranges`, when max_columns is not an integer.
+    NotImplementedError
+        From `column_ranges`, for a subclass that cannot be split into column ranges.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pysketch
+    >>> op = pysketch.make_operator(3, 8, random_state=0)
+    >>> isinstance(op, pysketch.FrequencyOperator), op.d, op.m
+    (True, 3, 8)
+    >>> X = np.ones((5, 3))
+    >>> np.allclose(op.apply(X), X @ op.to_dense())
+    True
     """
 
     kind = None
@@ -304,6 +338,26 @@ class DenseOperator(FrequencyOperator):
         The law the frequencies were drawn from (kept as a description).
     dtype : float32 or float64, optional
         Computation dtype (default: omega's dtype if float, else float64).
+
+    Raises
+    ------
+    ValueError
+        If `omega` is not a non-empty 2-D array, is not finite, or has a value beyond the
+        range of `dtype`; from `draw`, when a size is below 1 or beyond the machine's
+        memory.
+    TypeError
+        If `omega` is not real, `dtype` is not float32 or float64, or `law` is not a
+        FrequencyLaw.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.operators import DenseOperator
+    >>> op = DenseOperator(np.array([[1.0, 0.0, 2.0], [0.0, 1.0, -1.0]]))
+    >>> op.apply(np.array([[1.0, 2.0]]))  # x @ Omega
+    array([[1., 2., 0.]])
+    >>> op.adjoint(np.array([[1.0, 0.0, 1.0]]))  # v @ Omega.T
+    array([[ 3., -1.]])
     """
 
     kind = "dense"
@@ -409,6 +463,31 @@ class StructuredOperator(FrequencyOperator):
     `b`, `c`, `perm` and `post` hold the diagonals of every block back to back
     (blocks * d_p values each; see pysketch/operators.hpp for their roles) and `radii`
     the radius of every frequency.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Not accepted: the constructor raises TypeError. Draw an operator with
+        `StructuredOperator.draw` or `make_operator` (a saved one is rebuilt by
+        `FrequencyOperator.from_state`).
+
+    Raises
+    ------
+    TypeError
+        From the constructor, always; from `draw`, when `law` is not a FrequencyLaw or
+        `dtype` is not float32 or float64.
+    ValueError
+        From `draw`, when `kind` is not one of STRUCTURED_KINDS, a size is below 1, or the
+        law gives radii of another shape; when a saved state lacks an array or holds one of
+        the wrong shape or not finite; from `column_ranges`, at a split inside a block.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.operators import StructuredOperator
+    >>> op = StructuredOperator.draw(100, 256, kind="r3", random_state=0)
+    >>> op.d_p, op.block_size, op.apply(np.ones((3, 100))).shape  # d padded to 128
+    (128, 128, (3, 256))
     """
 
     def __init__(self, *args, **kwargs):
@@ -641,7 +720,26 @@ def spectral_norm_sq_bound(omega):
     (d, m) matrix: the largest eigenvalue of the float64 Gram matrix plus bounds on the
     error of forming it (m u ||Omega||_F^2 entrywise, d times that in the spectral norm) and
     of the eigensolver (backward stable: a few d u ||G||_F). Power iteration would
-    converge from below (its iterates under-estimate lambda_max), so it is not used."""
+    converge from below (its iterates under-estimate lambda_max), so it is not used.
+
+    Parameters
+    ----------
+    omega : array_like of shape (d, m)
+        The matrix.
+
+    Returns
+    -------
+    float
+        An upper bound on its largest squared singular value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.operators import spectral_norm_sq_bound
+    >>> bound = spectral_norm_sq_bound(np.eye(3))  # ||I||_2^2 = 1
+    >>> bool(1.0 <= bound < 1.0 + 1e-12)
+    True
+    """
     W = np.asarray(omega, dtype=np.float64)
     d, m = W.shape
     G = W @ W.T
@@ -653,7 +751,24 @@ def spectral_norm_sq_bound(omega):
 
 
 def column_norm_sq_bound(omega):
-    """max_j ||omega_j||_2^2 of an explicit (d, m) matrix, rounded up."""
+    """max_j ||omega_j||_2^2 of an explicit (d, m) matrix, rounded up.
+
+    Parameters
+    ----------
+    omega : array_like of shape (d, m)
+        The matrix.
+
+    Returns
+    -------
+    float
+        The largest squared column norm, times 1 + 4 d u (u = 2**-52).
+
+    Examples
+    --------
+    >>> from pysketch.operators import column_norm_sq_bound
+    >>> round(column_norm_sq_bound([[3.0, 0.0], [4.0, 1.0]]), 9)  # columns of norms 5 and 1
+    25.0
+    """
     W = np.asarray(omega, dtype=np.float64)
     return float(np.max(np.sum(W * W, axis=0))) * (1 + 4 * W.shape[0] * _EPS)
 
@@ -671,6 +786,27 @@ def make_operator(d, m, kind="auto", law=None, *, random_state=None, dtype=np.fl
         Frequency law (default GaussianLaw(1.0)).
     random_state : None, int or numpy.random.Generator
     dtype : float32 or float64
+
+    Returns
+    -------
+    DenseOperator or StructuredOperator
+
+    Raises
+    ------
+    ValueError
+        If `kind` is unknown, or d or m is below 1 (or too large for the machine's
+        memory).
+    TypeError
+        If d or m is not an integer, `law` is not a FrequencyLaw, or `dtype` is not float32
+        or float64.
+
+    Examples
+    --------
+    >>> import pysketch
+    >>> pysketch.make_operator(10, 20, random_state=0)
+    DenseOperator(kind='dense', d=10, m=20, dtype=float64, law=GaussianLaw(sigma=1.0))
+    >>> pysketch.make_operator(100, 20, random_state=0).kind  # 'auto' from d = 64 on
+    'r3'
     """
     d = _check_positive_int(d, "d")
     m = _check_positive_int(m, "m")
@@ -689,7 +825,28 @@ def operator_bytes(d, m, kind="auto", dtype=np.float64):
     the memory checks of the sizes that set d and m (pysketch._checks.check_size): a dense
     Omega is drawn in float64 (directions and radii) and kept in dtype; a structured one
     keeps per column of its padded blocks three diagonals, post, radii and a permutation,
-    and draws the radii (7 float64 in all)."""
+    and draws the radii (7 float64 in all).
+
+    Parameters
+    ----------
+    d, m : int
+        Input dimension and number of frequencies.
+    kind : {'auto', 'dense', 'r3', 'gr2', 'fastfood'}, default 'auto'
+        As for `make_operator` ('auto' resolved the same way).
+    dtype : float32 or float64, default float64
+        The dtype a dense Omega is kept in.
+
+    Returns
+    -------
+    int
+        Bytes.
+
+    Examples
+    --------
+    >>> from pysketch.operators import operator_bytes
+    >>> operator_bytes(10, 100), operator_bytes(100, 100)  # dense; r3 in blocks of 128
+    (24000, 7168)
+    """
     if kind == "auto":
         kind = "r3" if d >= AUTO_STRUCTURED_MIN_D else "dense"
     if kind == "dense":
@@ -732,7 +889,28 @@ def _mulmod61(a, b):
 def polynomial_hash(coefficients, x):
     """The t-wise independent hash of the integers x (uint64 array < p): the polynomial of
     degree t - 1 with the given t coefficients (in [0, p)) over GF(2^61 - 1), by Horner's
-    rule; values in [0, p)."""
+    rule; values in [0, p).
+
+    Parameters
+    ----------
+    coefficients : sequence of int
+        The t coefficients in [0, 2^61 - 1), the highest degree first.
+    x : array_like of int
+        The keys (converted to uint64, then reduced modulo 2^61 - 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        uint64 values in [0, 2^61 - 1), of x's shape.
+
+    Examples
+    --------
+    >>> from pysketch.operators import MERSENNE61, polynomial_hash
+    >>> polynomial_hash([3, 5], [0, 1, 2, 3])  # 3 x + 5
+    array([ 5,  8, 11, 14], dtype=uint64)
+    >>> int(polynomial_hash([1, 0], [MERSENNE61])[0])  # x modulo the prime
+    0
+    """
     x = _mod61(np.asarray(x, dtype=np.uint64))
     acc = np.full(x.shape, np.uint64(int(coefficients[0])), dtype=np.uint64)
     for c in coefficients[1:]:
@@ -742,7 +920,29 @@ def polynomial_hash(coefficients, x):
 
 def draw_hash_coefficients(n_functions, independence, random_state=None):
     """(n_functions, independence) coefficients in [0, 2^61 - 1) of independent polynomial
-    hashes (from the public seed: these define the public matrix)."""
+    hashes (from the public seed: these define the public matrix).
+
+    Parameters
+    ----------
+    n_functions : int
+        Number of hash functions.
+    independence : int
+        t: the coefficients of each (a polynomial of degree t - 1, t-wise independent).
+    random_state : None, int or numpy.random.Generator
+        The public seed.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n_functions, independence) uint64.
+
+    Examples
+    --------
+    >>> from pysketch.operators import MERSENNE61, draw_hash_coefficients
+    >>> c = draw_hash_coefficients(4, 2, random_state=0)
+    >>> c.shape, c.dtype.name, bool((c < MERSENNE61).all())
+    ((4, 2), 'uint64', True)
+    """
     rng = as_generator(random_state)
     return rng.integers(0, MERSENNE61, size=(n_functions, independence), dtype=np.uint64)
 
@@ -767,6 +967,39 @@ class SparseJLOperator(FrequencyOperator):
     Products run in the C++ core (dense batches by tiles of records, scipy.sparse CSR input
     in O(s nnz)); `update` adds one coordinate change to a sketch in O(s); `to_sparse` gives
     S as a scipy.sparse CSR matrix. The tables (rows, signs) are the state.
+
+    Parameters
+    ----------
+    rows : array_like of int, shape (s, d)
+        The row of each of the s nonzeros of every column, in [0, k).
+    signs : array_like of +-1, shape (s, d)
+        Their signs.
+    k : int
+        The number of rows of S (the sketch's length), at most 2^31 - 1.
+    independence : int, optional
+        The independence of the hashes that drew the tables (recorded; 'block' only).
+
+    Raises
+    ------
+    ValueError
+        If `rows` and `signs` are not two non-empty (s, d) arrays of one shape, a sign is
+        not +-1, a row is outside [0, k), or k is out of range; from `draw`, when
+        `construction` is unknown, s > k, or s does not divide k ('block'); from
+        `sensitivity`, for p other than 1 and 2; from `update`, for a wrong y or j.
+    TypeError
+        If k (or a size of `draw`) is not an integer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.operators import SparseJLOperator
+    >>> S = SparseJLOperator.draw(1000, 64, 4, random_state=0)
+    >>> type(S).__name__, S.k, S.s, S.sensitivity(1), S.sensitivity(2)
+    ('SparseJLBlock', 64, 4, 2.0, 1.0)
+    >>> x = np.zeros(1000)
+    >>> x[3] = 1.0
+    >>> int(np.count_nonzero(S.apply(x)))  # column 3 of S: s nonzeros
+    4
     """
 
     construction = None
@@ -915,14 +1148,43 @@ class SparseJLOperator(FrequencyOperator):
 
 
 class SparseJLBlock(SparseJLOperator):
-    """Kane-Nelson's block construction (see SparseJLOperator.draw)."""
+    """Kane-Nelson's block construction (see SparseJLOperator.draw).
+
+    Parameters
+    ----------
+    rows, signs, k, independence
+        As for `SparseJLOperator`.
+
+    Examples
+    --------
+    >>> from pysketch.operators import SparseJLBlock, SparseJLOperator
+    >>> S = SparseJLOperator.draw(1000, 64, 4, construction="block", random_state=0)
+    >>> isinstance(S, SparseJLBlock), S.independence, S.to_sparse().shape
+    (True, 4, (64, 1000))
+    """
 
     kind = "sjlt_block"
     construction = "block"
 
 
 class SparseJLGraph(SparseJLOperator):
-    """Kane-Nelson's graph construction (see SparseJLOperator.draw)."""
+    """Kane-Nelson's graph construction (see SparseJLOperator.draw).
+
+    Parameters
+    ----------
+    rows, signs, k, independence
+        As for `SparseJLOperator` (a graph draw records no independence).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.operators import SparseJLGraph, SparseJLOperator
+    >>> S = SparseJLOperator.draw(1000, 64, 4, construction="graph", random_state=0)
+    >>> isinstance(S, SparseJLGraph), S
+    (True, SparseJLGraph(d=1000, k=64, s=4))
+    >>> bool((np.diff(np.sort(S.rows, axis=0), axis=0) > 0).all())  # s distinct rows per column
+    True
+    """
 
     kind = "sjlt_graph"
     construction = "graph"
@@ -945,6 +1207,38 @@ class FastJLOperator(FrequencyOperator):
     ``FastJLOperator.draw(d, k, q, random_state=None)``. Its sensitivities depend on the
     draw: `sensitivity(p)` computes max_j ||Phi~_{:, j}||_p exactly from P H (k fast
     transforms), never the nominal 1.
+
+    Parameters
+    ----------
+    d : int
+        Input dimension.
+    signs : array_like of float, shape (d_p,)
+        The +-1 diagonal D, of the padded length d_p = 2^ceil(log2 d).
+    P : array_like or scipy.sparse matrix, shape (k, d_p)
+        The sparse Gaussian matrix (its entries N(0, 1/q) where nonzero).
+    q : float
+        The probability of a nonzero entry of P, in (0, 1].
+
+    Raises
+    ------
+    ValueError
+        If `signs` is not of the padded length, P does not have d_p columns; from `draw`,
+        when q is not in (0, 1]; from `sensitivity`, for p other than 1 and 2.
+    TypeError
+        If d is not an integer.
+
+    Warns
+    -----
+    RuntimeWarning
+        From `draw`, when q < 9 / (d_p + 9): the variance then exceeds Lemma 7's bound.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.operators import FastJLOperator
+    >>> op = FastJLOperator.draw(100, 32, 0.5, random_state=0)
+    >>> op, op.padded_d, op.apply(np.ones((2, 100))).shape
+    (FastJLOperator(d=100, k=32, q=0.5), 128, (2, 32))
     """
 
     kind = "fjlt"

@@ -208,6 +208,44 @@ class CompressivePCA(TransformerMixin, BaseEstimator):
     beyond [2^-504, 2^504] (before anything is read or charged), records whose mean is
     nonzero and below 2^-504 (their squares would vanish), squares that overflow the
     sketch, and a sketched spread beyond the range.
+
+    Raises
+    ------
+    ValueError
+        From `fit`, `fit_sketch` and `release_sketch`: a parameter that is not valid
+        (checked before anything is read or charged), n_components above n_features, fewer
+        than 2 records for PCA about the data's mean, a private fit of a stream without
+        data_norm, a stream with method 'sketch' and no centre, records or bounds outside
+        the supported range of magnitudes, an empty sketch or one that is not quadratic;
+        from `transform` and `inverse_transform`, records of another width. A BudgetError
+        (a ValueError) when the accountant cannot pay (epsilon, delta).
+    TypeError
+        If `fit_sketch` or `release_sketch` is given something other than a (clean) Sketch.
+    sklearn.exceptions.NotFittedError
+        From `transform` and `inverse_transform` before `fit` (a ValueError without
+        scikit-learn).
+
+    Warns
+    -----
+    pysketch.privacy.PrivacyLeakWarning
+        From a private fit without data_norm (the radius is then read from the data).
+    RuntimeWarning
+        When records with ||x - centre|| > data_norm are rescaled onto that sphere.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pysketch
+    >>> X = np.random.default_rng(0).normal(size=(2000, 5)) * [5.0, 2.0, 1.0, 0.5, 0.1]
+    >>> pca = pysketch.CompressivePCA(2, random_state=0).fit(X)
+    >>> pca.method_, np.allclose(np.abs(pca.components_), np.eye(5)[:2], atol=0.1)
+    ('covariance', True)
+    >>> sketched = pysketch.CompressivePCA(2, method="sketch", random_state=0).fit(X)
+    >>> sketched.sketch_size_, np.allclose(np.abs(sketched.components_), np.eye(5)[:2], atol=0.1)
+    (100, True)
+    >>> private = pysketch.CompressivePCA(2, epsilon=1.0, delta=1e-6, data_norm=40.0).fit(X)
+    >>> private.transform(X).shape  # the noise is drawn from the OS: values vary
+    (2000, 2)
     """
 
     _renamed_params = {"mean_share": ("budget_shares", lambda share: {"mean": share})}

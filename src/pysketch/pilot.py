@@ -84,6 +84,16 @@ def draw_pilot(X, n0=DEFAULT_PILOT_SIZE, random_state=None, *, pilot=None):
         If X is an iterator and no pilot is given, or holds non-real values.
     ValueError
         Wrong shape, no rows, NaN or infinity in the pilot rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.pilot import draw_pilot
+    >>> X = np.arange(20.0).reshape(10, 2)
+    >>> draw_pilot(X, n0=3, random_state=0).shape
+    (3, 2)
+    >>> np.array_equal(draw_pilot(X, n0=100), X)  # at most n0 rows: all of them, in order
+    True
     """
     n0 = _check_int(n0, "n0")
     rng = as_generator(random_state)
@@ -91,7 +101,44 @@ def draw_pilot(X, n0=DEFAULT_PILOT_SIZE, random_state=None, *, pilot=None):
 
 
 def sample_pilot(X, n0, rng, pilot):
-    """`draw_pilot` with a validated n0 and a numpy Generator (for the estimators)."""
+    """`draw_pilot` with a validated n0 and a numpy Generator (for the estimators).
+
+    **Reads raw records**, as `draw_pilot`.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d), memmap, iterator or None
+        As for `draw_pilot`.
+    n0 : int
+        Maximum pilot size, already checked (>= 1).
+    rng : numpy.random.Generator
+        Draws the rows.
+    pilot : array-like of shape (p, d) or None
+        As for `draw_pilot`; when X is a table, it must have X's number of columns.
+
+    Returns
+    -------
+    ndarray of shape (min(n, n0), d), float64
+
+    Raises
+    ------
+    TypeError
+        If X is None, an iterator or another object that cannot be subsampled without
+        being consumed, and no pilot is given; or the rows hold non-real values.
+    ValueError
+        If the pilot's columns differ from X's, the source is not 2-D or has no row or
+        column, or a row read holds NaN or infinity.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.pilot import sample_pilot
+    >>> X = np.arange(20.0).reshape(10, 2)
+    >>> sample_pilot(X, 4, np.random.default_rng(0), None).shape
+    (4, 2)
+    >>> sample_pilot(iter([X]), 4, np.random.default_rng(0), X[:6]).shape  # a stream: pilot given
+    (4, 2)
+    """
     name = "X"
     source = X
     if pilot is not None:
@@ -132,12 +179,46 @@ def sample_pilot(X, n0, rng, pilot):
 
 
 def stream_pilot(blocks, n0=DEFAULT_PILOT_SIZE, random_state=None):
-    """The pilot of a stream: a uniform random subsample without replacement of at most
-    `n0` rows of the 2-D blocks of `blocks` (an iterable, read once, in order), in the
-    order of the rows in the stream. Every row gets an independent uniform key and the
+    """The pilot of a stream: a uniform random subsample without replacement of at most `n0`
+    rows of the 2-D blocks of `blocks`.
+
+    The blocks are read once, in order. Every row gets an independent uniform key and the
     `n0` smallest keys are kept (so every subset of size n0 is equally likely), holding at
-    most n0 rows besides the current block. Returns (pilot (p, d) float64, rows read).
-    **Reads raw records**, as draw_pilot."""
+    most n0 rows besides the current block. **Reads raw records**, as `draw_pilot`.
+
+    Parameters
+    ----------
+    blocks : iterable of array_like
+        2-D blocks of rows, all with the same number of columns.
+    n0 : int, default DEFAULT_PILOT_SIZE (5000)
+        Maximum pilot size, >= 1.
+    random_state : None, int, SeedSequence, Generator or RandomState
+        Draws the keys (see :func:`pysketch._random.as_generator`).
+
+    Returns
+    -------
+    pilot : numpy.ndarray
+        (min(n, n0), d) float64, the kept rows in the order of the stream.
+    n_rows : int
+        The rows read (n).
+
+    Raises
+    ------
+    ValueError
+        If a block is not 2-D or holds NaN or infinity, the stream holds no block, or n0
+        is below 1.
+    TypeError
+        If n0 is not an integer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.pilot import stream_pilot
+    >>> blocks = (np.full((4, 2), i, dtype=float) for i in range(5))
+    >>> pilot, n = stream_pilot(blocks, n0=6, random_state=0)
+    >>> pilot.shape, n, bool(np.all(np.diff(pilot[:, 0]) >= 0))
+    ((6, 2), 20, True)
+    """
     n0 = _check_int(n0, "n0")
     rng = as_generator(random_state)
     kept = keys = where = None

@@ -21,7 +21,27 @@ __all__ = ["Records", "dask_xy", "join_target", "is_lazy", "dask_inputs"]
 
 
 def is_lazy(X, y=None):
-    """True when X or y is a dask collection."""
+    """True when X or y is a dask collection.
+
+    Parameters
+    ----------
+    X : object
+        The records.
+    y : object, optional
+        The labels.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dask.array as da
+    >>> from pysketch.records import is_lazy
+    >>> is_lazy(np.ones((3, 2))), is_lazy(np.ones((3, 2)), da.zeros(3))
+    (False, True)
+    """
     return is_dask_collection(X) or (y is not None and is_dask_collection(y))
 
 
@@ -43,10 +63,43 @@ def _dask_labels(y, name):
 
 
 def dask_xy(X, y, name="y"):
-    """(A, Y): the records of X as a 2-D dask array with known row blocks
-    (:func:`pysketch.blocks.dask_records`) and y as a dask array (1-D, or 2-D as given) with
-    the same row blocks. Either may be in memory (it is wrapped, blocked like the other);
-    ValueError when their numbers of rows differ."""
+    """The records X and the labels y as two dask arrays with the same row blocks.
+
+    Either may be in memory (it is wrapped, blocked like the other), not both.
+
+    Parameters
+    ----------
+    X : array_like, dask array or dask data frame
+        The records, one per row.
+    y : array_like, dask array, series or data frame
+        The labels, one per record.
+    name : str, default 'y'
+        The labels' name, for messages.
+
+    Returns
+    -------
+    A : dask.array.Array
+        The records (:func:`pysketch.blocks.dask_records`: 2-D, known row blocks).
+    Y : dask.array.Array
+        y (1-D, or 2-D as given) with A's row blocks.
+
+    Raises
+    ------
+    ValueError
+        If y is a scalar, an in-memory X is not 2-D, or X and y have different numbers of
+        rows.
+    TypeError
+        If a y that is not in memory is not a dask array, series or data frame.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dask.array as da
+    >>> from pysketch.records import dask_xy
+    >>> A, Y = dask_xy(da.ones((6, 2), chunks=4), np.arange(6.0))
+    >>> A.chunks[0], Y.chunks[0]
+    ((4, 2), (4, 2))
+    """
     import dask.array as da
 
     if is_dask_collection(X):
@@ -78,8 +131,28 @@ def dask_xy(X, y, name="y"):
 
 
 def join_target(A, t):
-    """The dask array [A, t] (float64, t a 1-D dask array blocked like A's rows) with every
-    block holding whole records."""
+    """The dask array [A, t] in float64, every block holding whole records.
+
+    Parameters
+    ----------
+    A : dask.array.Array
+        The (n, d) records.
+    t : dask.array.Array
+        The (n,) targets, blocked like A's rows (as `dask_xy` returns them).
+
+    Returns
+    -------
+    dask.array.Array
+        (n, d + 1), the targets in the last column, one block along the columns.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from pysketch.records import join_target
+    >>> Z = join_target(da.ones((6, 2), chunks=3), da.arange(6, chunks=3))
+    >>> Z.shape, Z.numblocks, Z.dtype.name
+    ((6, 3), (2, 1), 'float64')
+    """
     import dask.array as da
 
     return da.concatenate([A.astype(np.float64), t.astype(np.float64)[:, None]], axis=1).rechunk({1: -1})
@@ -99,9 +172,36 @@ def _xy_block(block, first_row, fn, *args):
 
 
 class Records:
-    """The (x, y) records of a fit: X (n, d) and y (n,) float64 arrays in memory, checked
-    by the caller, or one lazy dask array Z (n, d + 1) whose last column is y (NaN and
-    infinity are found by the passes)."""
+    """The (x, y) records of a fit, in memory or as one lazy dask array.
+
+    Either X (n, d) and y (n,), float64 arrays in memory checked by the caller, or `joined`,
+    a dask array Z (n, d + 1) whose last column is y (NaN and infinity are found by the
+    passes). `Records.from_dask` builds the lazy form; `reduce` runs one pass over either.
+
+    Parameters
+    ----------
+    X : numpy.ndarray, optional
+        The records in memory.
+    y : numpy.ndarray, optional
+        Their labels.
+    joined : dask.array.Array, optional
+        The lazy form (then X and y are None).
+
+    Raises
+    ------
+    ValueError
+        From `from_dask`, when y is not 1-D (or one column) or not numeric; from `reduce`,
+        when a dask pass finds no records, or a record or label holding NaN or infinity.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.records import Records
+    >>> def moments(x, y, first_row):
+    ...     return x.sum(axis=0), float(y @ y)
+    >>> Records(np.ones((4, 2)), np.arange(4.0)).reduce(moments, None)
+    (array([4., 4.]), 14.0)
+    """
 
     def __init__(self, X=None, y=None, joined=None):
         self.X, self.y, self.joined = X, y, joined
@@ -145,8 +245,36 @@ class Records:
 
 
 def dask_inputs(X, n_features, who):
-    """The records of a dask X for prediction or transformation: a 2-D dask array (row
-    blocks kept, lengths possibly unknown) of `n_features` columns."""
+    """The records of a dask X for prediction or transformation.
+
+    Parameters
+    ----------
+    X : dask.array.Array or dask.dataframe.DataFrame
+        The records, one per row.
+    n_features : int
+        The number of columns the model was fitted on.
+    who : str
+        The model's name, for the message.
+
+    Returns
+    -------
+    dask.array.Array
+        2-D, row blocks kept (their lengths possibly unknown), one block along the columns.
+
+    Raises
+    ------
+    ValueError
+        If X does not have `n_features` columns (or is not 2-D, `as_dask_array`).
+    TypeError
+        If X is not a dask array or data frame of real numbers.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from pysketch.records import dask_inputs
+    >>> dask_inputs(da.ones((5, 3), chunks=2), 3, "CompressiveKMeans").shape
+    (5, 3)
+    """
     A = as_dask_array(X)
     if A.shape[1] != n_features:
         raise ValueError(f"X has {A.shape[1]} features, but {who} is expecting {n_features} features as input")

@@ -42,6 +42,12 @@ def simd_level():
         supports, capped by the environment variable ``PYSKETCH_SIMD`` when it is set,
         or the level last chosen with :func:`set_simd_level`. Every level gives
         bit-identical results; only the speed differs.
+
+    Examples
+    --------
+    >>> import pysketch
+    >>> pysketch.simd_level() in pysketch.runtime.SIMD_LEVELS
+    True
     """
     return _core.simd_level()
 
@@ -53,6 +59,13 @@ def max_simd_level():
     -------
     str
         One of ``'avx512'``, ``'avx2'``, ``'sse'``, ``'scalar'``.
+
+    Examples
+    --------
+    >>> import pysketch
+    >>> levels = pysketch.runtime.SIMD_LEVELS
+    >>> levels.index(pysketch.simd_level()) <= levels.index(pysketch.max_simd_level())
+    True
     """
     return _core.max_simd_level()
 
@@ -70,8 +83,19 @@ def set_simd_level(level):
 
     Raises
     ------
+    TypeError
+        If `level` is not a str.
     ValueError
         If `level` is not one of the names above or this CPU does not support it.
+
+    Examples
+    --------
+    >>> import pysketch
+    >>> before = pysketch.simd_level()
+    >>> pysketch.set_simd_level("scalar")  # every CPU has the scalar kernels
+    >>> pysketch.simd_level()
+    'scalar'
+    >>> pysketch.set_simd_level(before)
     """
     if not isinstance(level, str):
         raise TypeError(f"level must be a str, one of {', '.join(map(repr, SIMD_LEVELS))}; got {level!r}")
@@ -83,6 +107,18 @@ def get_num_threads():
 
     Defaults to the number of CPUs this process may run on, or to the environment
     variable ``PYSKETCH_NUM_THREADS`` when it holds a positive integer.
+
+    Returns
+    -------
+    int
+        Between 1 and 1024: the default above, or the count last set with
+        :func:`set_num_threads`.
+
+    Examples
+    --------
+    >>> import pysketch
+    >>> pysketch.get_num_threads() >= 1
+    True
     """
     return _core.get_num_threads()
 
@@ -94,6 +130,22 @@ def set_num_threads(num_threads):
     ----------
     num_threads : int
         Between 1 and 1024. Results do not depend on it.
+
+    Raises
+    ------
+    TypeError
+        If `num_threads` is not an integer (a float such as ``2.0`` included).
+    ValueError
+        If `num_threads` is below 1 or above 1024.
+
+    Examples
+    --------
+    >>> import pysketch
+    >>> before = pysketch.get_num_threads()
+    >>> pysketch.set_num_threads(1)
+    >>> pysketch.get_num_threads()
+    1
+    >>> pysketch.set_num_threads(before)
     """
     try:
         count = operator.index(num_threads)

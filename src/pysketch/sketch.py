@@ -61,13 +61,20 @@ def _array_key(name):
 class Sketch(Stateful):
     """The sums of the features of a dataset, its number of records, and the map.
 
+    Sketches are mergeable: ``a + b`` is the sketch of the union of the two datasets (and
+    ``sum([a, b, c])`` works). `mean` is what learning algorithms match; `save` and `load`
+    write and read the file format of the module docstring. Sketches pickle (through their
+    state, as files do) and compare equal when their map, sums, count, subsampling (and
+    privacy record) are equal.
+
     Parameters
     ----------
     feature_map : FeatureMap
+        The map whose features were summed.
     sum : array_like or dict
         Sum of Phi(x) over the records: complex (m,) for complex and quantized maps, real
         (2m,) for 'real', real (m,) for 'quadratic'; for a map with several named sums
-        (``feature_map.sum_layout()``), a dict of them.
+        (``feature_map.sum_layout()``), a dict of them. Copied, and checked finite.
     count : int
         Number of records (>= 0).
     subsampling : None or dict
@@ -77,8 +84,27 @@ class Sketch(Stateful):
         frequencies per record in h_i ('uniform', 'blocks': r / d_p whole blocks) or
         Bernoulli(r / m) ones ('bernoulli'). The privacy layer reads it for the sensitivities.
 
-    Sketches pickle (through their state, as files do) and compare equal when their map,
-    sums, count, subsampling (and privacy record) are equal.
+    Raises
+    ------
+    TypeError
+        If `feature_map` is not a FeatureMap or a sum is not numeric.
+    ValueError
+        If `count` is not a non-negative integer, a sum has the wrong shape or is not
+        finite, or `subsampling` does not match the map; from ``a + b``, when the two
+        sketches have different maps or subsampling; from `mean`, when the count is 0.
+    SketchFileError
+        From `load`, when the file is damaged, edited, of another kind or of a newer
+        version (a missing file raises FileNotFoundError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pysketch
+    >>> fm = pysketch.make_feature_map(2, 16, random_state=0)
+    >>> X = np.random.default_rng(0).normal(size=(100, 2))
+    >>> merged = fm.sketch(X[:60]) + fm.sketch(X[60:])
+    >>> merged.count, merged.mean().shape, np.allclose(merged.sum, fm.sketch(X).sum)
+    (100, (16,), True)
     """
 
     _registry = SKETCH_FORMATS
