@@ -149,56 +149,6 @@ def test_the_docstring_check_sees_a_missing_docstring_and_comment():
 
 # ---------------------------------------------------------------------------- docstring sections
 
-#: modules whose objects' sections another helper of issue 39 (item 4) is completing on its
-#: own branch: the section test skips the objects defined there; an entry is removed when
-#: that branch is merged. A module is named where the object is defined (its __module__).
-_SECTIONS_PENDING = {
-    "pysketch.baselines.erm",
-    "pysketch.baselines.kmeans",
-    "pysketch.baselines.pca",
-    "pysketch.baselines.statistics",
-    "pysketch.datasets._real",
-    "pysketch.datasets._regression",
-    "pysketch.datasets._synthetic",
-    "pysketch.decoders.base",
-    "pysketch.decoders.cl_amp",
-    "pysketch.decoders.clompr",
-    "pysketch.decoders.coreset",
-    "pysketch.decoders.eigen",
-    "pysketch.decoders.grid",
-    "pysketch.decoders.kernels",
-    "pysketch.decoders.problem",
-    "pysketch.decoders.subspace",
-    "pysketch.distances.formulas",
-    "pysketch.distances.release",
-    "pysketch.distances.transformer",
-    "pysketch.hadamard",
-    "pysketch.m2m.core",
-    "pysketch.m2m.domain",
-    "pysketch.m2m.models",
-    "pysketch.m2m.raking",
-    "pysketch.m2m.synopsis",
-    "pysketch.privacy",
-    "pysketch.privacy.accountant",
-    "pysketch.privacy.budget",
-    "pysketch.privacy.mechanisms",
-    "pysketch.privacy.moments",
-    "pysketch.privacy.nsr",
-    "pysketch.privacy.private_sketch",
-    "pysketch.privacy.release",
-    "pysketch.privacy.sensitivity",
-    "pysketch.privacy.subsampling",
-    "pysketch.rfm.anova",
-    "pysketch.rfm.baselines",
-    "pysketch.rfm.estimators",
-    "pysketch.rfm.fairness",
-    "pysketch.rfm.features",
-    "pysketch.rfm.published",
-    "pysketch.rfm.scaling",
-    "pysketch.rfm.solvers",
-    "pysketch.rfm.ssp",
-}
-
 
 def _public_callables():
     """Every public class and function once (by identity), in the order of PUBLIC_NAMES."""
@@ -299,19 +249,10 @@ def _missing_sections(obj):
 
 @pytest.mark.parametrize("obj", PUBLIC_CALLABLES, ids=_label)
 def test_every_public_class_and_function_has_its_sections(obj):
-    if obj.__module__ in _SECTIONS_PENDING:
-        pytest.skip(f"{obj.__module__}: sections pending on another branch (_SECTIONS_PENDING)")
     missing = _missing_sections(obj)
     assert not missing, (
         f"{_label(obj)}: its docstring lacks the numpydoc section(s) {', '.join(missing)} "
         f"(the rule is in _required_sections)")
-
-
-def test_the_pending_modules_define_public_objects():
-    # the set names defining modules only: an entry that defines nothing (a module renamed,
-    # its objects moved) would skip nothing and leave unclear what is still pending
-    defining = {obj.__module__ for obj in PUBLIC_CALLABLES}
-    assert _SECTIONS_PENDING <= defining, sorted(_SECTIONS_PENDING - defining)
 
 
 def test_the_section_check_sees_a_missing_section():
