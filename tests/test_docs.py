@@ -476,3 +476,65 @@ def test_every_reference_entry_names_an_object():
             except (ImportError, AttributeError):
                 bad.append(f"{page}: {target}")
     assert not bad, f"reference entries that name nothing: {bad}; {HINT}"
+
+
+def _parameter_mismatch(obj):
+    """(undocumented, unknown): the parameters of obj's signature (a class's: its
+    constructor's) that its Parameters (or Other Parameters) section does not name, and the
+    names that section gives which the signature lacks (allowed only when the signature takes
+    **kwargs or *args, whose keywords a docstring may list). Names starting with '_' are not
+    the user's (a dataclass's private field)."""
+    docscrape = pytest.importorskip("numpydoc.docscrape")
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):  # a compiled function without a signature
+        return [], []
+    doc = obj.__dict__.get("__doc__") if inspect.isclass(obj) else obj.__doc__
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parsed = docscrape.NumpyDocString(inspect.cleandoc(doc or ""))
+    documented = set()
+    for entry in list(parsed["Parameters"]) + list(parsed["Other Parameters"]):
+        documented.update(part.strip().lstrip("*") for part in entry.name.split(","))
+    kinds = inspect.Parameter
+    named = [p.name for p in signature.parameters.values()
+             if p.kind not in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD) and not p.name.startswith("_")]
+    takes_more = any(p.kind in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD) for p in signature.parameters.values())
+    undocumented = [name for name in named if name not in documented]
+    unknown = [] if takes_more else sorted(documented - set(named) - {"args", "kwargs"})
+    return undocumented, unknown
+
+
+@pytest.mark.parametrize("obj", PUBLIC_CALLABLES, ids=_label)
+def test_the_parameters_section_names_the_signature(obj):
+    undocumented, unknown = _parameter_mismatch(obj)
+    assert not undocumented, f"{_label(obj)}: parameters {undocumented} are not in its Parameters section"
+    assert not unknown, (f"{_label(obj)}: its Parameters section names {unknown}, which its signature lacks "
+                         "(prose placed after the section is read as parameters: move it into Notes)")
+
+
+def test_the_parameter_check_sees_a_missing_and_an_unknown_name():
+    def scale(x, factor=2.0):
+        """x times factor.
+
+        Parameters
+        ----------
+        x : float
+            The number.
+
+        A paragraph after the section, which numpydoc reads as one more parameter.
+        """
+        return x * factor
+
+    def options(x, **kwargs):
+        """x and options.
+
+        Parameters
+        ----------
+        x, colour : object
+            The value; colour, a keyword taken by **kwargs.
+        """
+
+    undocumented, unknown = _parameter_mismatch(scale)
+    assert undocumented == ["factor"] and unknown and unknown[0].startswith("A paragraph")
+    assert _parameter_mismatch(options) == ([], [])

@@ -167,7 +167,10 @@ class M2MLogisticRegression(_ImplicitM2M):
         Deprecated: the sum's share, now ``budget_shares={'count': 1 - split}``
         (FutureWarning; removed in the next version).
     sketch : {'real', 'race', 'hist'}
-        The map (`pysketch.features.make_box_map`), with `sketch_params` (dict).
+        The map (`pysketch.features.make_box_map`).
+    sketch_params : dict or None, default None
+        Options of that map, passed to `pysketch.features.make_box_map` (e.g.
+        ``{"n_frequencies": 30}`` for 'real', ``{"n_bins": 8}`` for 'hist').
     C : float
         Inverse regularization strength, as scikit-learn's (see the module docstring).
     negative_weights : {'keep', 'clip'}
@@ -353,7 +356,10 @@ class M2MLinearRegression(_ImplicitM2M):
         ``{'count': 0.02}`` (the default, as [P] Sec. 4): the count's share of epsilon under
         add/remove; the sum gets the rest.
     sketch : {'real', 'race', 'hist'}, default 'real'
-        The map (`pysketch.features.make_box_map`), with `sketch_params` (dict).
+        The map (`pysketch.features.make_box_map`).
+    sketch_params : dict or None, default None
+        Options of that map, passed to `pysketch.features.make_box_map` (e.g.
+        ``{"n_frequencies": 30}`` for 'real', ``{"n_bins": 8}`` for 'hist').
     C : float > 0, default 1.0
         Inverse regularization strength (the weighted squared loss is multiplied by C n^).
     negative_weights : {'keep', 'clip'}, default 'keep'

@@ -451,8 +451,7 @@ def excess_risk(F, y, theta_sharp, *, theta_mean=None, noise_cov=None, draws=Non
         For a callable `draws` only.
     chunk_bytes : int, optional
         About how much memory the blocks of rows take (default 16 MiB).
-
-    Exactly one of `noise_cov` and `draws` must be given; it decides the method.
+        Exactly one of `noise_cov` and `draws` must be given; it decides the method.
 
     Returns
     -------
@@ -506,10 +505,6 @@ def excess_risk_gaps(F, y, groups, theta_sharp, *, theta_mean=None, noise_cov=No
         each must have at least one row. Default: the labels present, sorted when they can
         be.
 
-    Monte Carlo (``draws``) evaluates every draw on D and on every group (common random
-    numbers); the gap of a group is ``|mean_t d_t|`` of the per-draw differences
-    ``d_t = excess_t(D) - excess_t(D_a)``, its standard error ``std(d_t) / sqrt(T)``.
-
     Returns
     -------
     ExcessRiskGaps
@@ -522,6 +517,12 @@ def excess_risk_gaps(F, y, groups, theta_sharp, *, theta_mean=None, noise_cov=No
         group with no row.
     TypeError
         As :func:`excess_risk`, and for an unhashable label.
+
+    Notes
+    -----
+    Monte Carlo (``draws``) evaluates every draw on D and on every group (common random
+    numbers); the gap of a group is ``|mean_t d_t|`` of the per-draw differences
+    ``d_t = excess_t(D) - excess_t(D_a)``, its standard error ``std(d_t) / sqrt(T)``.
 
     Examples
     --------
