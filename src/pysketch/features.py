@@ -44,7 +44,7 @@ from .operators import DenseOperator, FrequencyOperator, column_norm_sq_bound, m
 __all__ = ["FEATURE_MAPS", "FeatureMap", "FourierMap", "ComplexFourierMap", "RealFourierMap", "QuantizedFourierMap", "QuadraticMap",
            "SecondMomentMap",
            "make_feature_map", "FEATURE_KINDS", "OneHotMap", "HistogramMap", "MarginalMap", "RaceMap",
-           "DenseDesign", "OneHotDesign", "make_box_map", "box_map_kinds", "SUBSAMPLING_SCHEMES", "quadratic_spectral_bound",
+           "DenseDesign", "OneHotDesign", "GridMap", "make_box_map", "box_map_kinds", "SUBSAMPLING_SCHEMES", "quadratic_spectral_bound",
            "quadratic_s4_bound"]
 
 #: Mask schemes of the subsampled sketch: r distinct frequencies per record uniformly,
@@ -1375,9 +1375,37 @@ class GridMap(OneHotMap):
     Values outside the box go to the edge bin of their side and are counted in a warning,
     as for 'hist'.
 
-    ``GridMap(lower, upper, n_bins=16, *, projection=None, centre=None)``;
     ``cell_centers()`` gives the centre of every cell (in the grid's space) in the
     sketch's order.
+
+    Parameters
+    ----------
+    lower, upper : float or array_like of shape (p,)
+        The public box of the grid's space, finite with upper > lower.
+    n_bins : int, default 16
+        Equal-width bins per coordinate; n_bins ** p is at most MAX_GRID_CELLS.
+    projection : array_like of shape (d, p), optional
+        Orthonormal columns P: records are counted at P^T (x - centre). Given with `centre`.
+    centre : array_like of shape (d,), optional
+        The centre c of the projection. Given with `projection`.
+
+    Raises
+    ------
+    ValueError
+        For a box that is not finite with upper > lower, `n_bins` not a positive integer
+        or a grid of more than MAX_GRID_CELLS cells (or more memory than allowed), one of
+        `projection` and `centre` without the other, a projection that is not a finite
+        (d, p) array with orthonormal columns and d >= p, or a centre of the wrong length.
+    TypeError
+        For `n_bins` that is not an integer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysketch.features import GridMap
+    >>> grid = GridMap([0.0, 0.0], [1.0, 1.0], n_bins=4)
+    >>> grid.m, grid.sketch(np.array([[0.1, 0.1], [0.9, 0.9], [0.95, 0.8]])).sum.tolist()[-1]
+    (16, 2.0)
     """
 
     kind = "grid"
