@@ -1024,6 +1024,12 @@ class CompressiveKMeans(TransformerMixin, ClusterMixin, _CompressiveMixture):
     mixture_ : MixtureSolution
         decoder='coreset' only: the over-complete mixture, rows (mean, variance).
     n_features_in_, n_iter_
+    bounds_ : (ndarray (n_features,), ndarray (n_features,))
+        The box the centres were searched in: `bounds` when given, else the records'
+        bounding box (a clean `fit`; a private fit without bounds warns that this box is
+        read from the data).
+    privacy_ : PrivacyRecord
+        A private fit only: the budget spent (epsilon, delta, neighbouring) and its parts.
     decoder_ : str
         The decoder that read the sketch (decoder='auto' resolved).
     selected_ : str
