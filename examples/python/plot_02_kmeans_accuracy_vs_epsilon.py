@@ -8,7 +8,7 @@ each record to its nearest centre (SSE), divided by that of scikit-learn's non-p
 ``KMeans``, for pysketch's ``CompressiveKMeans`` and for the two peers in
 :mod:`pysketch.baselines`: EUGkM (a noisy grid, Su et al. 2016) and DP-Lloyd (Lloyd's
 iterations with noisy sums and counts, SuLQ). A ratio of 1 is as good as no privacy.
-Each private fit draws fresh noise, so each point is the median of five draws, with the
+Each private fit draws fresh noise, so each point is the median of three draws, with the
 lowest and highest draw as a bar.
 """
 
@@ -32,7 +32,7 @@ from pysketch.metrics import sse
 
 k = 10
 epsilons = np.array([0.1, 0.3, 1.0, 3.0])
-n_draws = 5
+n_draws = 3
 methods = {
     "pysketch CompressiveKMeans": lambda eps, box: CompressiveKMeans(k, epsilon=eps, bounds=box, random_state=0),
     "EUGkM (noisy grid)": lambda eps, box: EUGkM(k, eps, box, random_state=0),
@@ -95,14 +95,14 @@ fig.suptitle(f"k = {k}: median of {n_draws} draws, bars from the lowest to the h
 plt.show()
 
 # %%
-# What the curves show (the numbers: medians over four runs of this page). On the towns
+# What the curves show (the numbers: medians over seven runs of this page). On the towns
 # (d = 2) pysketch and EUGkM both release a grid, and from epsilon = 1 on both stay within
-# about 6 % of the non-private SSE (pysketch 1.00-1.02, EUGkM 1.03-1.06), where DP-Lloyd,
+# about 7 % of the non-private SSE (pysketch 1.00-1.02, EUGkM 1.02-1.07), where DP-Lloyd,
 # which splits its budget over five noisy iterations, stays above twice the non-private SSE.
 # In d = 8 the grid of EUGkM has far more cells than records, and the noise of its empty
 # cells pulls the centres to the middle of the wide physical box: its ratio is in the
 # thousands. pysketch (here a private Fourier sketch, read by its coreset decoder:
 # ``decoder_`` says which route ran) is the closest
-# at every epsilon (1.7-2.5), DP-Lloyd is erratic (3 to 200, not even decreasing in
+# at every epsilon (1.6-2.5), DP-Lloyd is erratic (3 to 210, not even decreasing in
 # epsilon), and no private method reaches the non-private SSE at these budgets: 23 006
 # records are few for eight dimensions.
