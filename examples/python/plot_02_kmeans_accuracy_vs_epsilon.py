@@ -19,8 +19,6 @@ lowest and highest draw as a bar.
 # in 2013 (d = 8, standardised). Each loader returns a public box built from what the
 # columns mean (a latitude lies in [-90, 90]; a relative humidity in [0, 100] %), never
 # from the data, so it costs no privacy.
-import warnings
-
 import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.cluster import KMeans
@@ -65,13 +63,11 @@ def sweep(X, box, skip=()):
 
 towns = load_us_cities()
 weather = load_nyc_weather()
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")   # e.g. a BoundsWarning: the weather's physical box is wide
-    results = {
-        f"US towns (n = {towns.data.shape[0]}, d = 2)": sweep(towns.data, towns.bounds),
-        f"New York weather (n = {weather.data.shape[0]}, d = 8)": sweep(
-            weather.data, weather.bounds, skip={("EUGkM (noisy grid)", e) for e in epsilons if e > 0.3}),
-    }
+results = {
+    f"US towns (n = {towns.data.shape[0]}, d = 2)": sweep(towns.data, towns.bounds),
+    f"New York weather (n = {weather.data.shape[0]}, d = 8)": sweep(
+        weather.data, weather.bounds, skip={("EUGkM (noisy grid)", e) for e in epsilons if e > 0.3}),
+}
 
 # %%
 # The figure

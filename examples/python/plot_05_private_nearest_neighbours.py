@@ -89,8 +89,8 @@ plt.show()
 # distances (0.93 against 0.98), and 256 numbers as well. The noise is what costs: the
 # estimate of one squared distance has a variance with a term proportional to
 # k / epsilon^4 (Stausholm 2021, Lemma 3; ``pysketch.distances.formulas``), so under heavy
-# noise the shorter sketch
-# does better, and the longer one wins again only when the noise is small (epsilon = 30).
+# noise the shorter sketch does better, and the longer one wins again only when the noise
+# is small (epsilon = 30).
 # At epsilon = 1 per row and below the neighbours are barely better than chance at this
 # unit of privacy; at 10 they are nearly as good as without noise. Private nearest
 # neighbours need a generous epsilon per row, a coarse unit of privacy, or records far
