@@ -28,11 +28,40 @@ extensions = [
     "sphinx.ext.doctest",
     "myst_parser",
     "matplotlib.sphinxext.plot_directive",
+    "sphinx_gallery.gen_gallery",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
+
+# The gallery (sphinx-gallery): every examples/python/*.py is run at each build and its
+# page written to docs/auto_examples/ (generated, not in git). An example that raises stops
+# the build (abort_on_example_error), so CI fails on it. The times are written to
+# docs/sg_execution_times.rst (an orphan page) and to each example's page. The examples read
+# only data that ship inside installed packages: no network. No links to external
+# documentation are looked up (reference_url stays empty), so the build needs no network
+# either. A later build re-runs only the examples whose source changed (sphinx-gallery keeps
+# their checksums in docs/auto_examples/).
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples/python",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r".*",         # run every example (the default runs /plot* only)
+    "abort_on_example_error": True,
+    "only_warn_on_example_error": False,
+    "plot_gallery": "True",
+    "within_subsection_order": "FileNameSortKey",
+    "min_reported_time": 0,
+    "write_computation_times": False,  # its pages load jQuery from a CDN: each example page gives its own time
+    "show_memory": False,
+    "image_scrapers": ("matplotlib",),
+    "reset_modules": ("matplotlib",),
+    "remove_config_comments": True,
+    "download_all_examples": False,
+    "reference_url": {},
+    "backreferences_dir": None,
+    "doc_module": (),
+}
 
 # autodoc: members in source order; the reference pages are written by docs/apigen.py, so
 # autosummary only draws the summary tables (no stub pages)
