@@ -436,3 +436,22 @@ def test_auto_frequencies_follow_the_relation():
     assert auto_frequencies(count, eps, delta, neighbouring="replace") < auto_frequencies(count, eps, delta)
     with pytest.raises(ValueError, match="neighbouring"):
         auto_frequencies(count, eps, delta, neighbouring="swap")
+
+
+def test_a_clean_fit_uses_the_ridge_asked_for():
+    # PrivateRFRegressor(epsilon=None) ignored regularization= (ridge_ stayed at the tiny
+    # default): a larger ridge must shrink the coefficients and be reported as ridge_
+    from pysketch.rfm.estimators import PrivateRFRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(400, 3))
+    y = np.sin(2 * X[:, 0]) + 0.3 * rng.normal(size=400)
+    kw = dict(epsilon=None, bounds=(-1.0, 1.0), target_bounds=(-3.0, 3.0), sketch_size=40, random_state=0)
+    default = PrivateRFRegressor(**kw).fit(X, y)
+    assert default.ridge_ < 1.0
+    norms = []
+    for ridge in (10.0, 1000.0):
+        model = PrivateRFRegressor(regularization=ridge, **kw).fit(X, y)
+        assert model.ridge_ == ridge
+        norms.append(np.linalg.norm(model.coef_[:-1]))
+    assert np.linalg.norm(default.coef_[:-1]) > norms[0] > norms[1]

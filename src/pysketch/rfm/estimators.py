@@ -369,7 +369,9 @@ class PrivateRFRegressor(_RFRegressorBase):
         scaling release ('private'); the statistics get the rest.
     neighbouring : {'add_remove', 'replace'}
     regularization : 'ada' or float >= 0
-        The ridge (:func:`pysketch.rfm.ssp.solve_ridge`).
+        The ridge (:func:`pysketch.rfm.ssp.solve_ridge`; a number is in units of G,
+        summed over records). With epsilon=None, 'ada' is NONPRIVATE_RIDGE times
+        trace(G) / p (there is no noise to adapt to) and a number is used as given.
     shares : three positive numbers
         Shares of the privacy budget's sensitivity for (G, b, lambda_min).
     kernel : {'anova', 'gaussian'}
@@ -560,7 +562,10 @@ class PrivateRFRegressor(_RFRegressorBase):
         del gram, xty
         if not private:
             G = stats.gram
-            lam = NONPRIVATE_RIDGE * max(np.trace(G), 1e-300) / G.shape[0]
+            if self.regularization == "ada":  # no noise to adapt to: a small ridge relative to G
+                lam = NONPRIVATE_RIDGE * max(np.trace(G), 1e-300) / G.shape[0]
+            else:  # the ridge asked for, as solve_ridge takes it (in units of G)
+                lam = float(self.regularization)
             ridge = np.full(G.shape[0], lam)
             ridge[-1] = 0.0
             w, V = np.linalg.eigh(G + np.diag(ridge))
