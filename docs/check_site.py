@@ -9,7 +9,8 @@ The link check reads the HTML files with the standard library only. For every ``
 and a ``#fragment`` must be the ``id`` (or anchor ``name``) of an element of the page it
 points to. Sphinx's own ``-W`` catches a reference that names no object; this catches what
 it does not: a hand-written link to a page or a heading that is gone, an image a page
-shows but the build does not hold (a gallery figure that was not made).
+shows but the build does not hold, a page of the gallery (auto_examples/plot_*.html) that
+shows no figure of its example.
 
 ``--browser`` opens every page in headless Chromium (through Selenium and chromedriver:
 ``pip install selenium``; Debian's packages ``chromium`` and ``chromium-driver``) and
@@ -117,7 +118,19 @@ def check_links(root):
             fragment = unquote(parts.fragment)
             if fragment and dest.endswith(".html") and fragment not in _parse(dest, cache).ids:
                 faults.append(f"{where}: {os.path.relpath(dest, root)} has no element with id {fragment!r}")
+        if _is_gallery_example(rel) and not any(
+                tag == "img" and os.path.basename(target).startswith(_GALLERY_FIGURE) for tag, target, _ in page.links):
+            faults.append(f"{rel}: a gallery example's page shows no figure ({_GALLERY_FIGURE}*.png)")
     return faults
+
+
+#: sphinx-gallery's pages of examples, and the prefix of the figures it saves from them
+_GALLERY_DIR, _GALLERY_FIGURE = "auto_examples", "sphx_glr_"
+
+
+def _is_gallery_example(rel):
+    folder, name = os.path.split(rel)
+    return folder == _GALLERY_DIR and name.startswith("plot_") and name.endswith(".html")
 
 
 # A page's state after loading, read in the browser: whether it finished, the length of

@@ -67,3 +67,14 @@ def test_each_kind_of_broken_link_is_named(tmp_path, page, fault):
 
 def test_an_empty_build_is_a_fault(tmp_path):
     assert "no HTML page" in _checker().check_links(tmp_path)[0]
+
+
+def test_a_gallery_page_without_its_figure_is_a_fault(tmp_path):
+    pages = dict(GOOD)
+    pages["_images/sphx_glr_plot_map_001.png"] = b"\x89PNG"
+    pages["auto_examples/plot_map.html"] = '<html><body><img src="../_images/sphx_glr_plot_map_001.png"></body></html>'
+    pages["auto_examples/plot_bare.html"] = '<html><body>text, no figure</body></html>'
+    pages["auto_examples/index.html"] = '<html><body>the gallery</body></html>'  # not an example
+    _site(tmp_path, pages)
+    faults = _checker().check_links(tmp_path)
+    assert faults == ["auto_examples/plot_bare.html: a gallery example's page shows no figure (sphx_glr_*.png)"]
