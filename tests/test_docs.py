@@ -10,7 +10,8 @@ part starting with '_'; its public names are those of its ``__all__``. For each 
 - for a class or function (counted once, where it is defined), the numpydoc sections of
   issue 39 (item 4), read with numpydoc's own parser: Parameters, Returns, Raises as its
   signature and source call for, and Examples with a doctest (see _required_sections;
-  skipped without numpydoc); the Sphinx doctest build (``-b doctest``) runs the examples;
+  numpydoc is in the test extra, so these never skip); and the Parameters section names
+  exactly the signature's parameters; the Sphinx doctest build (``-b doctest``) runs the examples;
 - a row in the summary table of its module's page, docs/api/<module>.rst, which names the
   same object, and that object documented by an autodoc directive (``autoclass``,
   ``autofunction``, ``autodata``, ``autoexception``, ``automodule``) on some page.
@@ -229,7 +230,7 @@ def _required_sections(obj):
 def _missing_sections(obj):
     """The sections of _required_sections that the object's own docstring, parsed by
     numpydoc, lacks or leaves empty ('Returns' is met by a Yields section too)."""
-    docscrape = pytest.importorskip("numpydoc.docscrape")
+    from numpydoc import docscrape  # in the test extra: the checks must not skip
     doc = obj.__dict__.get("__doc__") if inspect.isclass(obj) else obj.__doc__
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # numpydoc warns of a section it does not know, and drops it
@@ -256,7 +257,7 @@ def test_every_public_class_and_function_has_its_sections(obj):
 
 
 def test_the_section_check_sees_a_missing_section():
-    pytest.importorskip("numpydoc.docscrape")
+    from numpydoc import docscrape  # noqa: F401 (the test extra has it)
 
     def bare(x):
         """Half of x, checked."""
@@ -484,7 +485,7 @@ def _parameter_mismatch(obj):
     names that section gives which the signature lacks (allowed only when the signature takes
     **kwargs or *args, whose keywords a docstring may list). Names starting with '_' are not
     the user's (a dataclass's private field)."""
-    docscrape = pytest.importorskip("numpydoc.docscrape")
+    from numpydoc import docscrape  # in the test extra: the checks must not skip
     try:
         signature = inspect.signature(obj)
     except (TypeError, ValueError):  # a compiled function without a signature
