@@ -184,10 +184,17 @@ def test_local_cluster_sketch_and_private_fit(dask_client, data, operator):
     got = fm.sketch(Xd)
     blocks = [fm.sketch(data[i : i + 2_500]).sum for i in range(0, data.shape[0], 2_500)]
     assert np.array_equal(got.sum, _tree_sum(blocks))  # the same bits as in this process
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        km = CompressiveKMeans(4, epsilon=1.0, bounds=(-8, 8), random_state=0).fit(Xd)
     best = CompressiveKMeans(4, random_state=0).fit(data.astype(np.float64)).inertia_
+    # The noise comes from the OS, and this private route (the grid of the records' projection on
+    # private principal directions) merges two of the four clusters in about 1.4% of its draws
+    # (7 of 500 in memory: SSE 1.56x the clean fit's; every other draw 0.99-1.00x). A fit is
+    # drawn again up to twice, so a correct fit fails here with probability about 0.014^3 = 3e-6.
+    for _ in range(3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            km = CompressiveKMeans(4, epsilon=1.0, bounds=(-8, 8), random_state=0).fit(Xd)
+        if km.inertia_ < 1.3 * best:
+            break
     assert km.cluster_centers_.shape == (4, 6) and km.inertia_ < 1.3 * best
     assert np.array_equal(km.labels_.compute(), km.predict(data.astype(np.float64)))  # computed on the workers
 
